@@ -1,0 +1,279 @@
+#include "atari_env.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace sb3ale {
+
+namespace {
+
+constexpr int kNoop = 0;  // NoopResetEnv / EpisodicLifeEnv: action index 0 is NOOP
+
+std::vector<uint32_t> os_entropy() {
+  // SeedSequence(None): 128 bits of OS entropy, as AtariEnv.__init__ seeds itself.
+  std::random_device device;
+  return {device(), device(), device(), device()};
+}
+
+}  // namespace
+
+AtariEnv::AtariEnv(const EnvConfig& config, const AreaResize& resize)
+    : config_(config), resize_(resize) {
+  ale::Logger::setMode(ale::Logger::Error);
+  ale_.setFloat("repeat_action_probability", config_.repeat_action_probability);
+  ale_.setInt("max_num_frames_per_episode", config_.max_num_frames_per_episode);
+  apply_seed(os_entropy());
+  action_set_ = config_.full_action_space ? ale_.getLegalActionSet() : ale_.getMinimalActionSet();
+  screen_h_ = static_cast<int>(ale_.getScreen().height());
+  screen_w_ = static_cast<int>(ale_.getScreen().width());
+  if (screen_h_ != kScreenHeight || screen_w_ != kScreenWidth) {
+    throw std::runtime_error("unexpected screen size " + std::to_string(screen_h_) + "x" +
+                             std::to_string(screen_w_));
+  }
+  const size_t pixels = static_cast<size_t>(screen_h_) * screen_w_;
+  pool_[0].assign(pixels, 0);  // MaxAndSkipEnv starts from np.zeros; palette index 0 is black
+  pool_[1].assign(pixels, 0);
+  raw_.assign(pixels, 0);
+  scratch_.assign(pixels * config_.channels(), 0);
+  frame_.assign(static_cast<size_t>(config_.frame_size()), 0);
+  stack_.assign(static_cast<size_t>(config_.obs_size()), 0);
+  final_obs_.assign(static_cast<size_t>(config_.obs_size()), 0);
+}
+
+void AtariEnv::load_rom() {
+  ale_.loadROM(config_.rom_path);
+  // The palette depends on the cartridge's display format: rebuild the lookup tables.
+  const auto& colours = ale_.theOSystem->colourPalette();
+  for (int i = 0; i < 256; ++i) {
+    const uint32_t rgb = colours.getRGB(i);
+    palette_[i] = {static_cast<uint8_t>(rgb >> 16), static_cast<uint8_t>(rgb >> 8),
+                   static_cast<uint8_t>(rgb)};
+  }
+  if (config_.grayscale) {
+    // SB3 pools RGB, then converts to gray: one table over pairs of palette indices does both.
+    gray_pair_.resize(256 * 256);
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        const auto& p = palette_[a];
+        const auto& q = palette_[b];
+        gray_pair_[a * 256 + b] = rgb_to_gray(std::max(p[0], q[0]), std::max(p[1], q[1]),
+                                              std::max(p[2], q[2]));
+      }
+    }
+  }
+}
+
+void AtariEnv::apply_seed(const std::vector<uint32_t>& seed) {
+  // AtariEnv.seed_game + load_game: np_seed, ale_seed = SeedSequence(seed).generate_state(2).
+  const std::vector<uint32_t> state = seed_sequence_state(seed, 2);
+  seeds_ = {state[0], state[1]};
+  np_random_ = NumpyGenerator(entropy_words(state[0]));  // gymnasium seeding.np_random(np_seed)
+  int32_t ale_seed;  // np.int32(ale_seed): the same 32 bits, read as signed
+  std::memcpy(&ale_seed, &state[1], sizeof ale_seed);
+  ale_.setInt("random_seed", ale_seed);
+  load_rom();
+}
+
+AtariEnv::Outcome AtariEnv::frame(int action) {
+  if (config_.action_repeat_probability > 0) {
+    // StickyActionEnv: keep the previous action with probability p, drawn every frame.
+    if (np_random_.random() >= config_.action_repeat_probability) sticky_action_ = action;
+    action = sticky_action_;
+  }
+  Outcome out;
+  out.reward = ale_.act(action_set_[action], 1.0f);
+  out.terminated = ale_.game_over(false);
+  out.truncated = ale_.game_truncated();
+  seeded_now_ = false;
+  // Monitor sits innermost: it sees every frame and its unclipped reward.
+  episode_return_ += out.reward;
+  episode_length_ += 1;
+  return out;
+}
+
+void AtariEnv::capture(std::vector<uint8_t>& dst) const {
+  std::memcpy(dst.data(), ale_.getScreen().getArray(), dst.size());
+}
+
+void AtariEnv::noop_reset(const std::vector<uint32_t>* seed) {
+  // AtariEnv.reset (+ Monitor.reset, StickyActionEnv.reset), then NoopResetEnv's no-ops.
+  auto real_reset = [&] {
+    if (seed != nullptr) apply_seed(*seed);
+    ale_.reset_game();
+    seeded_now_ = seed != nullptr;
+    sticky_action_ = 0;
+    episode_return_ = 0;
+    episode_length_ = 0;
+    capture(raw_);
+  };
+  real_reset();
+  if (config_.noop_max > 0) {
+    const int64_t noops = np_random_.integers(1, static_cast<int64_t>(config_.noop_max) + 1);
+    for (int64_t i = 0; i < noops; ++i) {
+      const Outcome out = frame(kNoop);
+      capture(raw_);
+      // NoopResetEnv resets with the same kwargs and carries on with the same count.
+      if (out.ended()) real_reset();
+    }
+  }
+  obs_is_raw_ = true;
+}
+
+AtariEnv::Outcome AtariEnv::max_skip(int action) {
+  Outcome total;
+  const int skip = config_.frameskip;
+  const bool pooled = config_.maxpool && skip > 1;  // frame_skip=1: AtariWrapper adds no MaxAndSkipEnv
+  for (int i = 0; i < skip; ++i) {
+    const Outcome out = frame(action);
+    if (pooled && i == skip - 2) capture(pool_[0]);
+    if (pooled && i == skip - 1) capture(pool_[1]);
+    total.reward += out.reward;
+    total.terminated = out.terminated;
+    total.truncated = out.truncated;
+    total.game_ended = out.ended();
+    if (out.ended()) break;  // the buffer keeps stale frames from earlier steps, as in SB3
+  }
+  if (!pooled) capture(raw_);
+  obs_is_raw_ = !pooled;
+  return total;
+}
+
+AtariEnv::Outcome AtariEnv::life_step(int action) {
+  Outcome out = max_skip(action);
+  if (!config_.episodic_life) return out;
+  // EpisodicLifeEnv.step: lives 0 is left to the game over (Qbert stays at 0 for a few frames).
+  was_real_done_ = out.ended();
+  const int lives = ale_.lives();
+  if (0 < lives && lives < lives_) out.terminated = true;
+  lives_ = lives;
+  return out;
+}
+
+void AtariEnv::life_reset(const std::vector<uint32_t>* seed) {
+  if (!config_.episodic_life) return noop_reset(seed);
+  // EpisodicLifeEnv.reset: a real reset only after a real game end, else one NOOP step (seed unused).
+  if (was_real_done_) {
+    noop_reset(seed);
+  } else if (max_skip(kNoop).ended()) {
+    noop_reset(seed);
+  }
+  lives_ = ale_.lives();
+}
+
+void AtariEnv::fire_reset(const std::vector<uint32_t>* seed) {
+  life_reset(seed);
+  if (config_.fire_reset) {
+    // FireResetEnv: FIRE, then action 2, each followed by a reset if it ended (life loss included).
+    if (life_step(1).ended()) life_reset(seed);
+    const bool ended = life_step(2).ended();
+    warp();  // step 2's obs is returned even when a reset follows it
+    if (ended) life_reset(seed);
+  } else {
+    warp();
+  }
+  fill_reset_info();
+}
+
+void AtariEnv::fill_reset_info() {
+  reset_info_.empty = config_.fire_reset;
+  reset_info_.lives = ale_.lives();
+  reset_info_.episode_frame_number = ale_.getEpisodeFrameNumber();
+  reset_info_.frame_number = ale_.getFrameNumber();
+  reset_info_.has_seeds = seeded_now_;  // no frame since a seeded reset_game(): its info is returned
+  reset_info_.seeds = seeds_;
+}
+
+void AtariEnv::warp() {
+  // WarpFrame on MaxAndSkipEnv's max of two RGB frames (or on the raw frame): gray, then INTER_AREA.
+  const uint8_t* a = obs_is_raw_ ? raw_.data() : pool_[0].data();
+  const uint8_t* b = obs_is_raw_ ? raw_.data() : pool_[1].data();
+  const size_t pixels = raw_.size();
+  uint8_t* dst = scratch_.data();
+  if (config_.grayscale) {
+    const uint8_t* table = gray_pair_.data();
+    for (size_t p = 0; p < pixels; ++p) dst[p] = table[a[p] << 8 | b[p]];
+  } else {
+    for (size_t p = 0; p < pixels; ++p) {
+      const auto& x = palette_[a[p]];
+      const auto& y = palette_[b[p]];
+      dst[3 * p] = std::max(x[0], y[0]);
+      dst[3 * p + 1] = std::max(x[1], y[1]);
+      dst[3 * p + 2] = std::max(x[2], y[2]);
+    }
+  }
+  resize_(scratch_.data(), frame_.data());
+}
+
+void AtariEnv::clear_stack() {
+  // VecFrameStack zero-pads after every reset and every done (life losses included).
+  std::fill(stack_.begin(), stack_.end(), 0);
+}
+
+void AtariEnv::push_frame() {
+  newest_ = (newest_ + 1) % config_.stack_num;
+  std::copy(frame_.begin(), frame_.end(), stack_.begin() + static_cast<size_t>(newest_) * frame_.size());
+}
+
+void AtariEnv::write_stack(uint8_t* out) const {
+  const int stack = config_.stack_num;
+  const int channels = config_.channels();
+  const size_t pixels = static_cast<size_t>(config_.img_height) * config_.img_width;
+  for (int j = 0; j < stack; ++j) {  // j = 0 is the oldest frame
+    const uint8_t* src = stack_.data() + static_cast<size_t>((newest_ + 1 + j) % stack) * frame_.size();
+    if (config_.channels_last) {
+      const size_t step = static_cast<size_t>(stack) * channels;
+      for (size_t p = 0; p < pixels; ++p) {
+        for (int c = 0; c < channels; ++c) out[p * step + j * channels + c] = src[p * channels + c];
+      }
+    } else if (channels == 1) {
+      std::memcpy(out + j * pixels, src, pixels);
+    } else {
+      for (int c = 0; c < channels; ++c) {
+        uint8_t* plane = out + (static_cast<size_t>(j) * channels + c) * pixels;
+        for (size_t p = 0; p < pixels; ++p) plane[p] = src[p * channels + c];
+      }
+    }
+  }
+}
+
+void AtariEnv::reset(const std::vector<uint32_t>* seed, uint8_t* obs) {
+  fire_reset(seed);
+  clear_stack();
+  push_frame();
+  write_stack(obs);
+}
+
+void AtariEnv::step(int action, StepResult& result, uint8_t* obs) {
+  const Outcome out = life_step(action);
+  warp();
+  result.reward = static_cast<float>(
+      config_.reward_clipping ? static_cast<double>((out.reward > 0) - (out.reward < 0)) : out.reward);
+  result.done = out.ended();
+  result.time_limit_truncated = out.truncated && !out.terminated;
+  result.lives = ale_.lives();
+  result.episode_frame_number = ale_.getEpisodeFrameNumber();
+  result.frame_number = ale_.getFrameNumber();
+  result.game_end = out.game_ended;
+  result.episode_return = out.game_ended ? episode_return_ : 0.0;
+  result.episode_length = out.game_ended ? episode_length_ : 0;
+  push_frame();
+  if (result.done) {
+    // DummyVecEnv + VecFrameStack: keep the terminal stack, reset now, restart the stack.
+    write_stack(final_obs_.data());
+    fire_reset(nullptr);
+    clear_stack();
+    push_frame();
+  }
+  write_stack(obs);
+}
+
+void AtariEnv::screen_rgb(uint8_t* out) const {
+  const uint8_t* screen = ale_.getScreen().getArray();
+  for (size_t p = 0; p < raw_.size(); ++p) std::memcpy(out + 3 * p, palette_[screen[p]].data(), 3);
+}
+
+}  // namespace sb3ale

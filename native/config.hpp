@@ -1,0 +1,34 @@
+// Every engine option, its unit and its default: the only copy (mirrored once in Python, options.py).
+#pragma once
+
+#include <string>
+
+namespace sb3ale {
+
+constexpr int kScreenHeight = 210;  ///< every ALE game renders 210 x 160
+constexpr int kScreenWidth = 160;
+
+struct EnvConfig {
+  std::string rom_path;                 ///< ROM file, from the installed ale-py wheel
+  int frameskip = 4;                    ///< emulator frames per agent step (action repeat)
+  bool maxpool = true;                  ///< max over the last two frames of a skip (SB3 MaxAndSkipEnv)
+  bool grayscale = true;                ///< OpenCV RGB2GRAY of the pooled RGB frame, else RGB
+  int img_height = 84;                  ///< observation height, OpenCV INTER_AREA resize
+  int img_width = 84;                   ///< observation width
+  int stack_num = 4;                    ///< frames per observation, newest last, zero-padded
+  bool channels_last = false;           ///< (h, w, C*stack_num) instead of (C*stack_num, h, w)
+  int noop_max = 30;                    ///< no-op frames 1..noop_max after a real reset; 0 = none
+  bool fire_reset = true;               ///< FIRE then action 2 after every reset and life loss
+  bool episodic_life = true;            ///< a life loss is a done that continues the same game
+  bool reward_clipping = true;          ///< reward -> sign(reward)
+  float repeat_action_probability = 0;  ///< ALE's own sticky actions (per frame, ALE's RNG)
+  double action_repeat_probability = 0; ///< SB3 StickyActionEnv (per frame, the env's numpy RNG)
+  bool full_action_space = false;       ///< all 18 actions instead of the game's minimal set
+  int max_num_frames_per_episode = 108000;  ///< ALE truncates a game after this many frames; 0 = never
+
+  int channels() const { return grayscale ? 1 : 3; }
+  int frame_size() const { return img_height * img_width * channels(); }
+  int obs_size() const { return frame_size() * stack_num; }
+};
+
+}  // namespace sb3ale

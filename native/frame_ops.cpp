@@ -1,0 +1,255 @@
+#include "frame_ops.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace sb3ale {
+namespace {
+
+constexpr int kCoefBits = 11;  // OpenCV's INTER_RESIZE_COEF_BITS for the 8-bit bilinear path.
+constexpr int kCoefOne = 1 << kCoefBits;
+constexpr int kRows = 4;  // source rows filtered together, one per SIMD lane
+// GCC/Clang vector extension: lane-wise IEEE float ops (SSE2 on x86-64); aligned(4) allows
+// unaligned loads from the scratch buffer.
+typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4)));
+
+/// OpenCV's saturate_cast<uchar>(float) for |v| < 2^22: round half to even (cvRound), then clamp.
+/// Adding and removing 1.5 * 2^23 rounds to an integer in float arithmetic (to nearest even, as
+/// cvRound), inline and vectorisable unlike lrintf.
+inline uint8_t round_sat_u8(float v) {
+  constexpr float kRound = 12582912.0f;
+  const int r = static_cast<int>((v + kRound) - kRound);
+  return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+}
+
+/// OpenCV's saturate_cast<short>(float).
+inline int16_t round_sat_i16(float v) {
+  const long r = std::lrint(v);
+  return static_cast<int16_t>(std::clamp<long>(r, INT16_MIN, INT16_MAX));
+}
+
+struct AreaTap {
+  int dst, src;
+  float w;
+};
+
+/// OpenCV's computeResizeAreaTab: for each destination cell [d*scale, (d+1)*scale) the covered source
+/// pixels with weight coverage/cell width, computed in double and stored as float; slivers of at most
+/// 1e-3 pixel are dropped.
+std::vector<AreaTap> area_taps(int ssize, int dsize, double scale) {
+  std::vector<AreaTap> tab;
+  for (int d = 0; d < dsize; ++d) {
+    const double f1 = d * scale, f2 = f1 + scale;
+    const double cell = std::min(scale, ssize - f1);
+    int s2 = std::min(static_cast<int>(std::floor(f2)), ssize - 1);
+    int s1 = std::min(static_cast<int>(std::ceil(f1)), s2);
+    if (s1 - f1 > 1e-3) tab.push_back({d, s1 - 1, static_cast<float>((s1 - f1) / cell)});
+    for (int s = s1; s < s2; ++s) tab.push_back({d, s, static_cast<float>(1.0 / cell)});
+    if (f2 - s2 > 1e-3)
+      tab.push_back({d, s2, static_cast<float>(std::min(std::min(f2 - s2, 1.0), cell) / cell)});
+  }
+  return tab;
+}
+
+}  // namespace
+
+void rgb_to_gray(const uint8_t* rgb, uint8_t* gray, std::size_t n_pixels) {
+  for (std::size_t i = 0; i < n_pixels; ++i) gray[i] = rgb_to_gray(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
+}
+
+AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels)
+    : src_h_(src_h), src_w_(src_w), dst_h_(dst_h), dst_w_(dst_w), cn_(channels) {
+  if (src_h <= 0 || src_w <= 0 || dst_h <= 0 || dst_w <= 0 || channels < 1 || channels > 4)
+    throw std::invalid_argument("AreaResize: sizes must be positive and channels in [1, 4], got src " +
+                                std::to_string(src_h) + "x" + std::to_string(src_w) + ", dst " +
+                                std::to_string(dst_h) + "x" + std::to_string(dst_w) + ", channels " +
+                                std::to_string(channels));
+  if (src_h == dst_h && src_w == dst_w) {
+    mode_ = Mode::kCopy;
+    return;
+  }
+  // Same double arithmetic as cv::resize: inverse scale first, then its reciprocal.
+  const double inv_x = static_cast<double>(dst_w) / src_w, inv_y = static_cast<double>(dst_h) / src_h;
+  const double scale_x = 1.0 / inv_x, scale_y = 1.0 / inv_y;
+  if (scale_x < 1.0 || scale_y < 1.0) {
+    mode_ = Mode::kLinear;
+    build_linear_tables(scale_x, scale_y, inv_x, inv_y);
+    return;
+  }
+  fx_ = static_cast<int>(std::lrint(scale_x));
+  fy_ = static_cast<int>(std::lrint(scale_y));
+  if (std::abs(scale_x - fx_) < DBL_EPSILON && std::abs(scale_y - fy_) < DBL_EPSILON) {
+    mode_ = Mode::kFastArea;
+    return;
+  }
+  mode_ = Mode::kArea;
+  build_area_tables(scale_x, scale_y);
+}
+
+void AreaResize::build_area_tables(double scale_x, double scale_y) {
+  const std::vector<AreaTap> xt = area_taps(src_w_, dst_w_, scale_x);
+  std::vector<int> first(dst_w_ + 1, 0);  // taps of dst column d: xt[first[d] .. first[d+1])
+  for (const AreaTap& t : xt) first[t.dst + 1]++;
+  for (int d = 0; d < dst_w_; ++d) {
+    first[d + 1] += first[d];
+    taps_x_ = std::max(taps_x_, first[d + 1] - first[d]);
+  }
+  const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_;
+  x_src_.assign(taps_x_ * n, 0);
+  x_w_.assign(taps_x_ * n, 0.0f);
+  for (int d = 0; d < dst_w_; ++d) {
+    for (int m = 0; m < taps_x_; ++m) {
+      // Padding repeats the last tap with weight 0: adding +0.0f leaves the float sum unchanged.
+      const int k = std::min(first[d] + m, first[d + 1] - 1);
+      for (int c = 0; c < cn_; ++c) {
+        x_src_[(d * cn_ + c) * taps_x_ + m] = xt[k].src * cn_ + c;
+        x_w_[(d * cn_ + c) * taps_x_ + m] = first[d] + m < first[d + 1] ? xt[k].w : 0.0f;
+      }
+    }
+  }
+  const std::vector<AreaTap> yt = area_taps(src_h_, dst_h_, scale_y);
+  y_begin_.assign(dst_h_ + 1, 0);
+  for (const AreaTap& t : yt) {
+    y_begin_[t.dst + 1]++;
+    y_row_.push_back(t.src);
+    y_w_.push_back(t.w);
+  }
+  for (int d = 0; d < dst_h_; ++d) y_begin_[d + 1] += y_begin_[d];
+}
+
+void AreaResize::build_linear_tables(double scale_x, double scale_y, double inv_x, double inv_y) {
+  // OpenCV's INTER_AREA fallback for upscaling: bilinear whose fraction is the overlap of the
+  // destination pixel with the next source pixel, quantised to 11 bits.
+  auto frac = [](int d, int s, double inv) {
+    float f = static_cast<float>((d + 1) - (s + 1) * inv);
+    return f <= 0 ? 0.0f : f - std::floor(f);
+  };
+  lx_max_ = dst_w_;
+  for (int dx = 0; dx < dst_w_; ++dx) {
+    int sx = static_cast<int>(std::floor(dx * scale_x));
+    float f = frac(dx, sx, inv_x);
+    if (sx + 1 >= src_w_) {
+      lx_max_ = std::min(lx_max_, dx);
+      if (sx >= src_w_ - 1) f = 0.0f, sx = src_w_ - 1;
+    }
+    for (int c = 0; c < cn_; ++c) {
+      lx_src_.push_back(sx * cn_ + c);
+      lx_w_.push_back(round_sat_i16((1.0f - f) * kCoefOne));
+      lx_w_.push_back(round_sat_i16(f * kCoefOne));
+    }
+  }
+  lx_max_ *= cn_;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    const int sy = static_cast<int>(std::floor(dy * scale_y));
+    const float f = frac(dy, sy, inv_y);  // unlike x, OpenCV keeps the fraction at the bottom edge
+    ly_row_.push_back(std::clamp(sy, 0, src_h_ - 1));
+    ly_row_.push_back(std::clamp(sy + 1, 0, src_h_ - 1));
+    ly_w_.push_back(round_sat_i16((1.0f - f) * kCoefOne));
+    ly_w_.push_back(round_sat_i16(f * kCoefOne));
+  }
+}
+
+std::size_t AreaResize::scratch_floats() const {
+  if (mode_ != Mode::kArea) return 0;
+  const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_;
+  return (static_cast<std::size_t>(src_h_) + 1) * n + static_cast<std::size_t>(kRows) * src_w_ * cn_;
+}
+
+void AreaResize::operator()(const uint8_t* src, uint8_t* dst) const {
+  thread_local std::vector<float> scratch;  // grows on a thread's first (or first larger) call only
+  if (scratch.size() < scratch_floats()) scratch.resize(scratch_floats());
+  (*this)(src, dst, scratch.data());
+}
+
+void AreaResize::operator()(const uint8_t* src, uint8_t* dst, float* scratch) const {
+  switch (mode_) {
+    case Mode::kCopy:
+      std::memcpy(dst, src, static_cast<std::size_t>(src_h_) * src_w_ * cn_);
+      return;
+    case Mode::kFastArea: return run_fast_area(src, dst);
+    case Mode::kArea: return run_area(src, dst, scratch);
+    case Mode::kLinear: return run_linear(src, dst);
+  }
+}
+
+void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst) const {
+  const int n = dst_w_ * cn_, row = src_w_ * cn_;
+  const float scale = 1.0f / static_cast<float>(fx_ * fy_);
+  // OpenCV's 2x2 kernel for 1, 3 and 4 channels rounds half up in integers; all others go through
+  // float and round half to even.
+  const bool half_up = fx_ == 2 && fy_ == 2 && cn_ != 2;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    const uint8_t* s = src + static_cast<std::size_t>(dy) * fy_ * row;
+    for (int e = 0, x0 = 0; e < n; e += cn_, x0 += fx_ * cn_) {
+      for (int c = 0; c < cn_; ++c) {
+        int sum = 0;
+        for (int j = 0; j < fy_; ++j)
+          for (int i = 0; i < fx_; ++i) sum += s[j * row + x0 + i * cn_ + c];
+        *dst++ = half_up ? static_cast<uint8_t>((sum + 2) >> 2) : round_sat_u8(static_cast<float>(sum) * scale);
+      }
+    }
+  }
+}
+
+void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
+  const int n = dst_w_ * cn_, row = src_w_ * cn_;
+  float* hsum = scratch;                           // src_h_ x n horizontal sums
+  float* sum = hsum + static_cast<std::size_t>(src_h_) * n;  // n vertical sums
+  float* block = sum + n;                          // row x kRows source values, row-interleaved
+  // Horizontal pass, kRows source rows at a time: each lane runs OpenCV's per-row float sum
+  // buf[d] += S[s] * alpha in table order.
+  for (int y0 = 0; y0 < src_h_; y0 += kRows) {
+    const uint8_t* s[kRows];
+    for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
+    for (int x = 0; x < row; ++x)
+      for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
+    const int32_t* idx = x_src_.data();
+    const float* w = x_w_.data();
+    for (int e = 0; e < n; ++e, idx += taps_x_, w += taps_x_) {
+      Rows4 acc = *reinterpret_cast<const Rows4*>(block + idx[0] * kRows) * w[0];
+      for (int m = 1; m < taps_x_; ++m) acc += *reinterpret_cast<const Rows4*>(block + idx[m] * kRows) * w[m];
+      for (int r = 0; r < kRows && y0 + r < src_h_; ++r) hsum[static_cast<std::size_t>(y0 + r) * n + e] = acc[r];
+    }
+  }
+  // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row, in float; round at the end.
+  for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
+    for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) {
+      const float beta = y_w_[k];
+      const float* h = hsum + static_cast<std::size_t>(y_row_[k]) * n;
+      if (k == y_begin_[dy]) {
+        for (int e = 0; e < n; ++e) sum[e] = beta * h[e];
+      } else {
+        for (int e = 0; e < n; ++e) sum[e] += beta * h[e];
+      }
+    }
+    for (int e = 0; e < n; ++e) dst[e] = round_sat_u8(sum[e]);
+  }
+}
+
+void AreaResize::run_linear(const uint8_t* src, uint8_t* dst) const {
+  // OpenCV's fixed-point bilinear: 11-bit horizontal weights into ints, then the vertical pass drops
+  // 4 + 16 bits before rounding the last 2 (its exact, lossy formula).
+  const int n = dst_w_ * cn_;
+  const std::size_t row = static_cast<std::size_t>(src_w_) * cn_;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    const uint8_t* s0 = src + ly_row_[2 * dy] * row;
+    const uint8_t* s1 = src + ly_row_[2 * dy + 1] * row;
+    const int b0 = ly_w_[2 * dy], b1 = ly_w_[2 * dy + 1];
+    for (int e = 0; e < n; ++e) {
+      const int x = lx_src_[e];
+      int h0 = s0[x] * kCoefOne, h1 = s1[x] * kCoefOne;
+      if (e < lx_max_) {
+        const int a0 = lx_w_[2 * e], a1 = lx_w_[2 * e + 1];
+        h0 = s0[x] * a0 + s0[x + cn_] * a1;
+        h1 = s1[x] * a0 + s1[x + cn_] * a1;
+      }
+      *dst++ = static_cast<uint8_t>((((b0 * (h0 >> 4)) >> 16) + ((b1 * (h1 >> 4)) >> 16) + 2) >> 2);
+    }
+  }
+}
+
+}  // namespace sb3ale

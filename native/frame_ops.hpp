@@ -1,0 +1,75 @@
+// Pure image operations reproducing SB3's WarpFrame preprocessing bit for bit:
+// cv2.cvtColor(RGB2GRAY) and cv2.resize(..., interpolation=cv2.INTER_AREA) on uint8 images.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sb3ale {
+
+/// cv2.cvtColor(RGB2GRAY) for one uint8 pixel, bit-exact: OpenCV's 15-bit fixed-point BT.601 weights
+/// (0.299, 0.587, 0.114 scaled by 2^15), rounded half up.
+inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
+  return static_cast<uint8_t>((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
+}
+
+/// cv2.cvtColor(RGB2GRAY) on `n_pixels` interleaved RGB pixels.
+void rgb_to_gray(const uint8_t* rgb, uint8_t* gray, std::size_t n_pixels);
+
+/// cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) on uint8 images with `channels`
+/// interleaved channels (HWC, rows contiguous), bit-exact with OpenCV. Like OpenCV, it picks one of:
+///  - copy when the sizes are equal;
+///  - integer averaging when both scale factors are integers (2x2 rounds half up, others half to even);
+///  - float area resampling for other downscales;
+///  - OpenCV's fixed-point "area" bilinear variant when either axis is upscaled.
+/// All tables are built in the constructor; operator() allocates nothing (beyond, for destination
+/// rows wider than 2048 values, a thread_local buffer grown once per thread) and is safe to call
+/// concurrently on one object from many threads with different src/dst.
+class AreaResize {
+ public:
+  /// Throws std::invalid_argument unless all sizes are positive and 1 <= channels <= 4.
+  AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels);
+
+  /// src: src_h*src_w*channels bytes; dst: dst_h*dst_w*channels bytes; they must not overlap.
+  void operator()(const uint8_t* src, uint8_t* dst) const;
+  /// Same, with caller-provided scratch of at least scratch_floats() floats (unused by some paths).
+  void operator()(const uint8_t* src, uint8_t* dst, float* scratch) const;
+
+  int src_h() const { return src_h_; }
+  int src_w() const { return src_w_; }
+  int dst_h() const { return dst_h_; }
+  int dst_w() const { return dst_w_; }
+  int channels() const { return cn_; }
+  std::size_t scratch_floats() const;
+
+ private:
+  enum class Mode { kCopy, kFastArea, kArea, kLinear };
+
+  void build_area_tables(double scale_x, double scale_y);
+  void build_linear_tables(double scale_x, double scale_y, double inv_x, double inv_y);
+  void run_fast_area(const uint8_t* src, uint8_t* dst) const;
+  void run_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
+  void run_linear(const uint8_t* src, uint8_t* dst) const;
+
+  int src_h_, src_w_, dst_h_, dst_w_, cn_;
+  Mode mode_;
+  int fx_ = 1, fy_ = 1;  // kFastArea: integer scale factors.
+
+  // kArea horizontal taps, structure-of-arrays [tap][dst element], padded with zero weights so every
+  // destination element has exactly taps_x_ terms, summed in OpenCV's table order.
+  int taps_x_ = 0;
+  std::vector<int32_t> x_src_;
+  std::vector<float> x_w_;
+  // kArea vertical taps: rows y_row_[k] with weights y_w_[k] for k in [y_begin_[dy], y_begin_[dy+1]).
+  std::vector<int32_t> y_begin_, y_row_;
+  std::vector<float> y_w_;
+
+  // kLinear: per destination element the left source element and 11-bit weights (a0, a1); per
+  // destination row the two clamped source rows and weights (b0, b1).
+  std::vector<int32_t> lx_src_, ly_row_;
+  std::vector<int16_t> lx_w_, ly_w_;
+  int lx_max_ = 0;  // first element whose right neighbour would fall outside the row.
+};
+
+}  // namespace sb3ale

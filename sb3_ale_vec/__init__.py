@@ -1,0 +1,27 @@
+"""sb3-ale-vec: a native, multi-threaded Atari backend for Stable-Baselines3."""
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+try:
+    __version__ = _version("sb3-ale-vec")
+except PackageNotFoundError:  # a source tree used without installing
+    __version__ = "0.0.0"
+
+
+def _check_ale_py() -> None:
+    # The engine was compiled from one ale-py release; the ROMs come from the installed wheel.
+    from sb3_ale_vec import _engine
+
+    installed = _version("ale-py")
+    if installed != _engine.ALE_VERSION:
+        raise ImportError(
+            f"sb3_ale_vec was built with ALE {_engine.ALE_VERSION} but ale-py {installed} is installed: "
+            f"`pip install ale-py=={_engine.ALE_VERSION}`, or rebuild sb3-ale-vec (`pip install -e .`)."
+        )
+
+
+_check_ale_py()
+
+from sb3_ale_vec.vec_env import AleNativeVecEnv  # noqa: E402
+
+__all__ = ["AleNativeVecEnv", "__version__"]

@@ -1,0 +1,304 @@
+"""AleNativeVecEnv: the native engine behind Stable-Baselines3's VecEnv contract."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common import atari_wrappers
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
+
+from sb3_ale_vec import _engine
+from sb3_ale_vec.games import camel_name, rom_id, rom_path
+
+PRESETS = ("sb3",)
+# Attributes the engine fixes at construction: set_attr cannot change them.
+_ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_"))
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
+    return int(value)
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _check_probability(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__}")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return float(value)
+
+
+def _seed_words(seed: Any) -> list[int] | None:
+    """A seed as numpy's SeedSequence reads it: 32-bit words, least significant first."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"a seed must be a non-negative int or None, got {type(seed).__name__}")
+    seed = int(seed)
+    if seed < 0:
+        raise ValueError(f"a seed must be a non-negative int or None, got {seed}")
+    words = []
+    while True:
+        words.append(seed & 0xFFFFFFFF)
+        seed >>= 32
+        if not seed:
+            return words
+
+
+class AleNativeVecEnv(VecEnv):
+    """Many Atari games stepped natively on a pool of threads, behind SB3's ``VecEnv`` contract.
+
+    With ``preset="sb3"`` (the default) it reproduces, bit for bit,
+    ``VecTransposeImage(VecFrameStack(make_atari_env("<Game>NoFrameskip-v4", num_envs, seed), 4))``
+    (or, with ``channels_last=True``, the same without ``VecTransposeImage``): observations, rewards,
+    dones, ``terminal_observation``, ``TimeLimit.truncated`` and ``info["episode"]``, the true
+    full-game score written as SB3's ``Monitor`` under ``AtariWrapper`` writes it.
+
+    :param game: ROM id (``"breakout"``); ``"Breakout"``, ``"BreakoutNoFrameskip-v4"`` and
+        ``"ALE/Breakout-v5"`` name the same game
+    :param num_envs: number of emulators
+    :param seed: base seed: env i gets ``seed + i`` at the first ``reset()`` (``VecEnv.seed``)
+    :param preset: whose defaults the ``None`` options take; ``"sb3"`` is SB3's ``AtariWrapper``
+    :param frameskip: emulator frames per agent step
+    :param maxpool: max-pool the last two frames of each skip (RGB, before the gray conversion)
+    :param grayscale: gray observations (OpenCV's RGB2GRAY), else RGB
+    :param img_height: observation height (OpenCV ``INTER_AREA`` resize)
+    :param img_width: observation width
+    :param stack_num: frames per observation, newest last, zero-padded after every done
+    :param channels_last: ``(h, w, stack)`` instead of ``(stack, h, w)``
+    :param noop_max: at most this many no-op frames after a real reset (drawn from 1..noop_max)
+    :param use_fire_reset: FIRE, then action 2, after every reset and life loss
+        (``None``: when the game has FIRE, as ``AtariWrapper``)
+    :param episodic_life: a life loss ends the episode but continues the game (``None``: True)
+    :param reward_clipping: rewards become their sign (``None``: True)
+    :param repeat_action_probability: ALE's sticky actions (``ALE/*-v5`` uses 0.25)
+    :param action_repeat_probability: SB3 ``StickyActionEnv``'s sticky actions
+    :param full_action_space: all 18 actions instead of the game's minimal set
+    :param max_num_frames_per_episode: ALE truncates a game after this many frames (0: never)
+    :param num_threads: worker threads (0: one per core, at most ``num_envs``)
+    :param thread_affinity_offset: pin worker t to core ``offset + t`` (-1: no pinning)
+    :param render_mode: ``"rgb_array"`` (``get_images`` and video) or ``None``
+    """
+
+    def __init__(
+        self,
+        game: str,
+        num_envs: int,
+        *,
+        seed: int | None = None,
+        preset: str = "sb3",
+        frameskip: int = 4,
+        maxpool: bool = True,
+        grayscale: bool = True,
+        img_height: int = 84,
+        img_width: int = 84,
+        stack_num: int = 4,
+        channels_last: bool = False,
+        noop_max: int = 30,
+        use_fire_reset: bool | None = None,
+        episodic_life: bool | None = None,
+        reward_clipping: bool | None = None,
+        repeat_action_probability: float = 0.0,
+        action_repeat_probability: float = 0.0,
+        full_action_space: bool = False,
+        max_num_frames_per_episode: int = 108_000,
+        num_threads: int = 0,
+        thread_affinity_offset: int = -1,
+        render_mode: str | None = "rgb_array",
+    ) -> None:
+        if preset not in PRESETS:
+            raise ValueError(f"Unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
+        self.game = rom_id(game)
+        self.preset = preset
+        num_envs = _check_int("num_envs", num_envs, 1)
+        # Before VecEnv.__init__, which asks get_attr("render_mode").
+        self.render_mode = render_mode
+        self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+        config = _engine.EnvConfig()
+        config.rom_path = rom_path(self.game)
+        config.frameskip = _check_int("frameskip", frameskip, 1)
+        config.maxpool = _check_bool("maxpool", maxpool)
+        config.grayscale = _check_bool("grayscale", grayscale)
+        config.img_height = _check_int("img_height", img_height, 1, 210)
+        config.img_width = _check_int("img_width", img_width, 1, 160)
+        config.stack_num = _check_int("stack_num", stack_num, 1)
+        config.channels_last = _check_bool("channels_last", channels_last)
+        config.noop_max = _check_int("noop_max", noop_max, 0)
+        config.full_action_space = _check_bool("full_action_space", full_action_space)
+        action_set = _engine.action_set(config.rom_path, config.full_action_space)
+        self._action_meanings = [ale_py.Action(a).name for a in action_set]
+        has_fire = "FIRE" in self._action_meanings  # AtariWrapper's test for FireResetEnv
+        config.fire_reset = has_fire if use_fire_reset is None else _check_bool("use_fire_reset", use_fire_reset)
+        if config.fire_reset and (len(self._action_meanings) < 3 or self._action_meanings[1] != "FIRE"):
+            raise ValueError(f"use_fire_reset=True needs FIRE as action 1 and 3+ actions; {self.game} has "
+                             f"{self._action_meanings}")
+        config.episodic_life = True if episodic_life is None else _check_bool("episodic_life", episodic_life)
+        config.reward_clipping = True if reward_clipping is None else _check_bool("reward_clipping", reward_clipping)
+        config.repeat_action_probability = _check_probability("repeat_action_probability", repeat_action_probability)
+        config.action_repeat_probability = _check_probability("action_repeat_probability", action_repeat_probability)
+        config.max_num_frames_per_episode = _check_int("max_num_frames_per_episode", max_num_frames_per_episode, 0)
+        num_threads = _check_int("num_threads", num_threads, 0)
+        thread_affinity_offset = _check_int("thread_affinity_offset", thread_affinity_offset, -1)
+        self.config = config
+        self._engine = _engine.Engine(config, num_envs, num_threads, thread_affinity_offset)
+
+        observation_space = spaces.Box(0, 255, tuple(self._engine.obs_shape), np.uint8)
+        super().__init__(num_envs, observation_space, spaces.Discrete(len(action_set)))
+        # VecEnv.__init__ replaced metadata; AtariEnv's, with its fps, is what video recorders read.
+        self.metadata = dict(ale_py.env.AtariEnv.metadata)
+        self.spec = gym.spec(f"{camel_name(self.game)}NoFrameskip-v4") if preset == "sb3" else None
+        self._t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
+        self.seed(seed)
+
+    # -- the VecEnv contract ------------------------------------------------------------------
+
+    def reset(self) -> VecEnvObs:
+        """Reset every env, using (then clearing) the seeds and options set since the last reset.
+
+        As with ``EpisodicLifeEnv``, an env whose game is still running after a life loss is not
+        restarted: it plays one NOOP step and goes on (its seed is then unused).
+        """
+        engine = self._live_engine()
+        if engine.pending:
+            engine.recv()  # finish the step in flight; its results are dropped as a reset follows
+        obs = engine.reset([_seed_words(s) for s in self._seeds])
+        self.reset_infos = [engine.reset_info(i) for i in range(self.num_envs)]
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        engine = self._live_engine()
+        if engine.pending:
+            raise RuntimeError("step_async() called twice without step_wait()")
+        engine.send(self._check_actions(actions))
+
+    def step_wait(self) -> VecEnvStepReturn:
+        engine = self._live_engine()
+        if not engine.pending:
+            raise RuntimeError("step_wait() called without step_async()")
+        obs, rewards, dones, info = engine.recv()
+        truncated, lives = info["TimeLimit.truncated"].tolist(), info["lives"].tolist()
+        episode_frames, frames = info["episode_frame_number"].tolist(), info["frame_number"].tolist()
+        infos: list[dict[str, Any]] = []
+        game_end = info["game_end"].tolist()
+        now = round(time.time() - self._t_start, 6)
+        for i, done in enumerate(dones.tolist()):
+            # The ALE info of the step's last frame, as AtariEnv returns it through the wrappers.
+            env_info: dict[str, Any] = {"lives": lives[i], "episode_frame_number": episode_frames[i],
+                                        "frame_number": frames[i]}
+            if game_end[i]:  # Monitor below EpisodicLifeEnv: only a real game end is an episode
+                env_info["episode"] = {"r": round(float(info["episode_return"][i]), 6),
+                                       "l": int(info["episode_length"][i]), "t": now}
+            env_info["TimeLimit.truncated"] = truncated[i]
+            if done:
+                env_info["terminal_observation"] = engine.terminal_obs(i)
+                self.reset_infos[i] = engine.reset_info(i)
+            infos.append(env_info)
+        return obs, rewards, dones, infos
+
+    def close(self) -> None:
+        """Join the worker threads and free the emulators; calling it again does nothing."""
+        self._engine.close()
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """The current RGB screen of every env, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
+        if self.render_mode != "rgb_array":
+            warnings.warn(f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array`"
+                          " to obtain images.")
+            return [None for _ in range(self.num_envs)]
+        engine = self._live_engine()
+        return [engine.screen_rgb(i) for i in range(self.num_envs)]
+
+    # -- attributes, methods and wrappers, per env ---------------------------------------------
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        values = []
+        for i in self._get_indices(indices):
+            if attr_name in self._attrs[i]:
+                values.append(self._attrs[i][attr_name])
+            elif attr_name in ("render_mode", "metadata", "spec", "action_space", "game"):
+                values.append(getattr(self, attr_name))
+            elif attr_name == "observation_space":
+                values.append(self.observation_space)
+            else:
+                raise AttributeError(f"AleNativeVecEnv envs have no attribute {attr_name!r}")
+        return values
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        if attr_name in _ENGINE_OPTIONS:
+            raise AttributeError(f"{attr_name!r} is fixed when the engine is built: make a new AleNativeVecEnv")
+        for i in self._get_indices(indices):
+            self._attrs[i][attr_name] = value
+
+    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
+        indices = list(self._get_indices(indices))
+        if method_name == "get_action_meanings":
+            return [list(self._action_meanings) for _ in indices]
+        if method_name == "render":
+            images = self.get_images()
+            return [images[i] for i in indices]
+        raise AttributeError(f"AleNativeVecEnv envs have no method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        """True for the SB3 wrappers whose job the engine does, Monitor included (true game scores)."""
+        c = self.config
+        emulated = {
+            Monitor: True,
+            atari_wrappers.AtariWrapper: True,
+            atari_wrappers.NoopResetEnv: c.noop_max > 0,
+            atari_wrappers.MaxAndSkipEnv: c.frameskip > 1,
+            atari_wrappers.EpisodicLifeEnv: c.episodic_life,
+            atari_wrappers.FireResetEnv: c.fire_reset,
+            atari_wrappers.WarpFrame: c.grayscale,
+            atari_wrappers.ClipRewardEnv: c.reward_clipping,
+            atari_wrappers.StickyActionEnv: c.action_repeat_probability > 0,
+        }
+        return [emulated.get(wrapper_class, False) for _ in self._get_indices(indices)]
+
+    def get_action_meanings(self) -> list[str]:
+        return list(self._action_meanings)
+
+    @property
+    def num_threads(self) -> int:
+        return self._live_engine().num_threads
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _live_engine(self) -> Any:
+        if self._engine.closed:
+            raise RuntimeError("this AleNativeVecEnv is closed")
+        return self._engine
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+            raise TypeError(f"actions must be integers (action indices), got dtype {array.dtype}")
+        if array.shape not in ((self.num_envs,), (self.num_envs, 1)):
+            raise ValueError(f"actions must have shape ({self.num_envs},) or ({self.num_envs}, 1), got {array.shape}")
+        array = array.reshape(self.num_envs).astype(np.int64)  # a copy: the step may run on after we return
+        n = self.action_space.n
+        bad = np.flatnonzero((array < 0) | (array >= n))
+        if bad.size:
+            raise ValueError(f"action {array[bad[0]]} for env {bad[0]} is out of range: allowed 0..{n - 1}")
+        return array

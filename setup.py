@@ -1,0 +1,101 @@
+"""Build sb3_ale_vec._engine: our engine (native/) linked with ALE's emulator core.
+
+ALE's C++ sources are never part of this repository: they come from the source distribution of
+the pinned ale-py release, fetched with pip at build time (or from $SB3_ALE_VEC_ALE_SOURCE, an
+unpacked sdist or a .tar.gz) and cached under build/.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
+from setuptools import setup
+
+ROOT = Path(__file__).resolve().parent
+# The one pin of ale-py lives in pyproject.toml; the engine must be built from the same release
+# whose wheel provides the ROMs (checked again at import time).
+ALE_VERSION = re.search(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+CACHE = ROOT / "build" / "ale-sdist"
+
+
+def _unpack(tarball: Path) -> Path:
+    with tarfile.open(tarball) as tar:
+        tar.extractall(CACHE, filter="data")
+    return CACHE / f"ale_py-{ALE_VERSION}"
+
+
+def ale_source_dir() -> Path:
+    """Return the root of ale-py's unpacked sdist, fetching it with pip if needed."""
+    override = os.environ.get("SB3_ALE_VEC_ALE_SOURCE")
+    if override:
+        path = Path(override)
+        return _unpack(path) if path.is_file() else path
+    unpacked = CACHE / f"ale_py-{ALE_VERSION}"
+    if (unpacked / "src" / "ale" / "ale_interface.cpp").is_file():
+        return unpacked
+    tarball = CACHE / f"ale_py-{ALE_VERSION}.tar.gz"
+    if not tarball.is_file():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        # Without build isolation: pip only prepares the sdist's metadata, which needs
+        # scikit-build-core and nanobind (our own build requirements) to be importable.
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+               "--no-build-isolation", f"ale-py=={ALE_VERSION}", "-d", str(CACHE)]
+        if subprocess.run(cmd).returncode != 0 or not tarball.is_file():
+            sys.exit(f"Could not fetch the ale-py {ALE_VERSION} source distribution with pip.\n"
+                     f"Download it yourself (`{' '.join(cmd[2:])}`) and point "
+                     "SB3_ALE_VEC_ALE_SOURCE at the .tar.gz or its unpacked folder.")
+    return _unpack(tarball)
+
+
+def ale_library() -> tuple:
+    """ALE's emulator core as a static library (its own flags: we do not police its warnings)."""
+    src = ale_source_dir() / "src"
+    ale = src / "ale"
+    generated = ROOT / "build" / "ale-generated"
+    generated.mkdir(parents=True, exist_ok=True)
+    major, minor, patch = (ALE_VERSION.split(".") + ["0", "0"])[:3]
+    version_hpp = (ale / "version.hpp.in").read_text()
+    for key, value in {"ALE_VERSION": ALE_VERSION, "ALE_VERSION_MAJOR": major,
+                       "ALE_VERSION_MINOR": minor, "ALE_VERSION_PATCH": patch,
+                       "ALE_VERSION_GIT_SHA": "sdist"}.items():
+        version_hpp = version_hpp.replace(f"@{key}@", value)
+    if not (generated / "version.hpp").is_file() or (generated / "version.hpp").read_text() != version_hpp:
+        (generated / "version.hpp").write_text(version_hpp)
+    sources = [ale / "ale_interface.cpp"]
+    for sub in ("common", "emucore", "environment", "games", "games/supported"):
+        sources += sorted((ale / sub).glob("*.c*"))
+    flags = ["-std=c++17", "-O3", "-w", "-fPIC", *EXTRA_FLAGS]
+    return ("ale_core", {"sources": [str(s) for s in sources],
+                         "include_dirs": [str(src), str(generated)], "cflags": flags})
+
+
+# SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/README).
+SANITIZE = os.environ.get("SB3_ALE_VEC_SANITIZE", "")
+if SANITIZE == "address":
+    EXTRA_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g"]
+elif SANITIZE == "thread":
+    EXTRA_FLAGS = ["-fsanitize=thread", "-g"]
+elif SANITIZE:
+    sys.exit(f"SB3_ALE_VEC_SANITIZE={SANITIZE!r}: use 'address' or 'thread'")
+else:
+    EXTRA_FLAGS = []
+
+ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=naive_recompile).install()
+
+ale_lib = ale_library()
+engine = Pybind11Extension(
+    "sb3_ale_vec._engine",
+    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp")),
+    define_macros=[("SB3_ALE_VEC_ALE_VERSION", f'"{ALE_VERSION}"')],
+    # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
+    extra_compile_args=[flag for d in ale_lib[1]["include_dirs"] for flag in ("-isystem", d)]
+    + ["-O3", "-Wall", "-Wextra", "-ffp-contract=off", *EXTRA_FLAGS],
+    extra_link_args=[*EXTRA_FLAGS, "-lz"],  # after ale_core on the command line, which needs it
+    cxx_std=17,
+)
+
+setup(libraries=[ale_lib], ext_modules=[engine], cmdclass={"build_ext": build_ext})

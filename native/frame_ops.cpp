@@ -14,8 +14,8 @@ constexpr int kCoefBits = 11;  // OpenCV's INTER_RESIZE_COEF_BITS for the 8-bit 
 constexpr int kCoefOne = 1 << kCoefBits;
 constexpr int kRows = 4;  // source rows filtered together, one per SIMD lane
 // GCC/Clang vector extension: lane-wise IEEE float ops (SSE2 on x86-64); aligned(4) allows
-// unaligned loads from the scratch buffer.
-typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4)));
+// unaligned loads from the scratch buffer, may_alias loads from a float array.
+typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4), may_alias));
 
 /// OpenCV's saturate_cast<uchar>(float) for |v| < 2^22: round half to even (cvRound), then clamp.
 /// Adding and removing 1.5 * 2^23 rounds to an integer in float arithmetic (to nearest even, as
@@ -53,6 +53,19 @@ std::vector<AreaTap> area_taps(int ssize, int dsize, double scale) {
       tab.push_back({d, s2, static_cast<float>(std::min(std::min(f2 - s2, 1.0), cell) / cell)});
   }
   return tab;
+}
+
+/// Horizontal area filter of kRows source rows interleaved in `block` (value x of row r at
+/// block[x * kRows + r]); lane r computes OpenCV's per-row float sum of S[idx] * w in table order and
+/// lands in out[r * n + e].
+template <int kTaps>
+void filter_rows(const float* block, const int32_t* idx, const float* w, int taps, int n, float* out) {
+  if (kTaps) taps = kTaps;
+  for (int e = 0; e < n; ++e, idx += taps, w += taps) {
+    Rows4 acc = *reinterpret_cast<const Rows4*>(block + idx[0] * kRows) * w[0];
+    for (int m = 1; m < taps; ++m) acc += *reinterpret_cast<const Rows4*>(block + idx[m] * kRows) * w[m];
+    for (int r = 0; r < kRows; ++r) out[r * n + e] = acc[r];
+  }
 }
 
 }  // namespace
@@ -154,9 +167,11 @@ void AreaResize::build_linear_tables(double scale_x, double scale_y, double inv_
 }
 
 std::size_t AreaResize::scratch_floats() const {
+  if (mode_ == Mode::kFastArea) return static_cast<std::size_t>(src_w_ + dst_w_) * cn_;
   if (mode_ != Mode::kArea) return 0;
   const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_;
-  return (static_cast<std::size_t>(src_h_) + 1) * n + static_cast<std::size_t>(kRows) * src_w_ * cn_;
+  const std::size_t padded_h = (src_h_ + kRows - 1) / kRows * kRows;
+  return (padded_h + 1) * n + static_cast<std::size_t>(kRows) * src_w_ * cn_;
 }
 
 void AreaResize::operator()(const uint8_t* src, uint8_t* dst) const {
@@ -170,36 +185,49 @@ void AreaResize::operator()(const uint8_t* src, uint8_t* dst, float* scratch) co
     case Mode::kCopy:
       std::memcpy(dst, src, static_cast<std::size_t>(src_h_) * src_w_ * cn_);
       return;
-    case Mode::kFastArea: return run_fast_area(src, dst);
+    case Mode::kFastArea: return run_fast_area(src, dst, scratch);
     case Mode::kArea: return run_area(src, dst, scratch);
     case Mode::kLinear: return run_linear(src, dst);
   }
 }
 
-void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst) const {
+void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
+  // Integer block sums, exact in float (< 2^24): down the fy_ rows, then across fx_ pixels.
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
+  float* colsum = scratch;
+  float* sum = scratch + row;
   const float scale = 1.0f / static_cast<float>(fx_ * fy_);
-  // OpenCV's 2x2 kernel for 1, 3 and 4 channels rounds half up in integers; all others go through
-  // float and round half to even.
+  // OpenCV's 2x2 kernel for 1, 3 and 4 channels rounds half up in integers; all other factors go
+  // through float and round half to even.
   const bool half_up = fx_ == 2 && fy_ == 2 && cn_ != 2;
-  for (int dy = 0; dy < dst_h_; ++dy) {
+  for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
     const uint8_t* s = src + static_cast<std::size_t>(dy) * fy_ * row;
-    for (int e = 0, x0 = 0; e < n; e += cn_, x0 += fx_ * cn_) {
-      for (int c = 0; c < cn_; ++c) {
-        int sum = 0;
-        for (int j = 0; j < fy_; ++j)
-          for (int i = 0; i < fx_; ++i) sum += s[j * row + x0 + i * cn_ + c];
-        *dst++ = half_up ? static_cast<uint8_t>((sum + 2) >> 2) : round_sat_u8(static_cast<float>(sum) * scale);
-      }
+    for (int x = 0; x < row; ++x) colsum[x] = s[x];
+    for (int j = 1; j < fy_; ++j)
+      for (int x = 0; x < row; ++x) colsum[x] += s[j * row + x];
+    if (cn_ == 1 && fx_ == 2) {  // the common case, in a form the compiler vectorises
+      for (int e = 0; e < n; ++e) sum[e] = colsum[2 * e] + colsum[2 * e + 1];
+    } else {
+      for (int e = 0, x = 0; e < n; e += cn_, x += fx_ * cn_)
+        for (int c = 0; c < cn_; ++c) {
+          sum[e + c] = colsum[x + c];
+          for (int i = 1; i < fx_; ++i) sum[e + c] += colsum[x + i * cn_ + c];
+        }
+    }
+    if (half_up) {
+      for (int e = 0; e < n; ++e) dst[e] = static_cast<uint8_t>((static_cast<int>(sum[e]) + 2) >> 2);
+    } else {
+      for (int e = 0; e < n; ++e) dst[e] = round_sat_u8(sum[e] * scale);
     }
   }
 }
 
 void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
-  float* hsum = scratch;                           // src_h_ x n horizontal sums
-  float* sum = hsum + static_cast<std::size_t>(src_h_) * n;  // n vertical sums
-  float* block = sum + n;                          // row x kRows source values, row-interleaved
+  const std::size_t padded_h = (src_h_ + kRows - 1) / kRows * kRows;
+  float* hsum = scratch;                        // padded_h x n horizontal sums
+  float* sum = hsum + padded_h * n;             // n vertical sums
+  float* block = sum + n;                       // kRows source rows, interleaved
   // Horizontal pass, kRows source rows at a time: each lane runs OpenCV's per-row float sum
   // buf[d] += S[s] * alpha in table order.
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
@@ -207,12 +235,12 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) cons
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
     for (int x = 0; x < row; ++x)
       for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
-    const int32_t* idx = x_src_.data();
-    const float* w = x_w_.data();
-    for (int e = 0; e < n; ++e, idx += taps_x_, w += taps_x_) {
-      Rows4 acc = *reinterpret_cast<const Rows4*>(block + idx[0] * kRows) * w[0];
-      for (int m = 1; m < taps_x_; ++m) acc += *reinterpret_cast<const Rows4*>(block + idx[m] * kRows) * w[m];
-      for (int r = 0; r < kRows && y0 + r < src_h_; ++r) hsum[static_cast<std::size_t>(y0 + r) * n + e] = acc[r];
+    float* out = hsum + static_cast<std::size_t>(y0) * n;
+    switch (taps_x_) {  // constant tap counts let the compiler unroll the common cases
+      case 2: filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out); break;
+      case 3: filter_rows<3>(block, x_src_.data(), x_w_.data(), 3, n, out); break;
+      case 4: filter_rows<4>(block, x_src_.data(), x_w_.data(), 4, n, out); break;
+      default: filter_rows<0>(block, x_src_.data(), x_w_.data(), taps_x_, n, out);
     }
   }
   // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row, in float; round at the end.

@@ -1,5 +1,7 @@
 // Pure image operations reproducing SB3's WarpFrame preprocessing bit for bit:
 // cv2.cvtColor(RGB2GRAY) and cv2.resize(..., interpolation=cv2.INTER_AREA) on uint8 images.
+// Exactness needs IEEE float as written: build with -ffp-contract=off (FMA contraction changes
+// rounding; checked to break it with -march=native) and without -ffast-math.
 #pragma once
 
 #include <cstddef>
@@ -18,22 +20,25 @@ inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
 void rgb_to_gray(const uint8_t* rgb, uint8_t* gray, std::size_t n_pixels);
 
 /// cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) on uint8 images with `channels`
-/// interleaved channels (HWC, rows contiguous), bit-exact with OpenCV. Like OpenCV, it picks one of:
-///  - copy when the sizes are equal;
-///  - integer averaging when both scale factors are integers (2x2 rounds half up, others half to even);
-///  - float area resampling for other downscales;
+/// interleaved channels (HWC, rows contiguous), bit-exact with OpenCV. Like OpenCV it picks:
+///  - a copy when the sizes are equal;
+///  - integer block averaging when both scale factors are integers (2x2 with 1, 3 or 4 channels
+///    rounds half up, everything else half to even);
+///  - float area resampling for other downscales (the SB3 210x160 -> 84x84 case);
 ///  - OpenCV's fixed-point "area" bilinear variant when either axis is upscaled.
-/// All tables are built in the constructor; operator() allocates nothing (beyond, for destination
-/// rows wider than 2048 values, a thread_local buffer grown once per thread) and is safe to call
-/// concurrently on one object from many threads with different src/dst.
+/// Tables are built in the constructor. operator() is const and safe to call concurrently on one
+/// object from many threads with different src/dst.
 class AreaResize {
  public:
   /// Throws std::invalid_argument unless all sizes are positive and 1 <= channels <= 4.
   AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels);
 
   /// src: src_h*src_w*channels bytes; dst: dst_h*dst_w*channels bytes; they must not overlap.
+  /// Scratch comes from a thread_local buffer that only allocates on a thread's first call (or first
+  /// call needing more), never in steady state.
   void operator()(const uint8_t* src, uint8_t* dst) const;
-  /// Same, with caller-provided scratch of at least scratch_floats() floats (unused by some paths).
+  /// Same, with caller-provided scratch of at least scratch_floats() floats (any alignment); this
+  /// overload never allocates.
   void operator()(const uint8_t* src, uint8_t* dst, float* scratch) const;
 
   int src_h() const { return src_h_; }
@@ -48,16 +53,16 @@ class AreaResize {
 
   void build_area_tables(double scale_x, double scale_y);
   void build_linear_tables(double scale_x, double scale_y, double inv_x, double inv_y);
-  void run_fast_area(const uint8_t* src, uint8_t* dst) const;
+  void run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
   void run_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
   void run_linear(const uint8_t* src, uint8_t* dst) const;
 
   int src_h_, src_w_, dst_h_, dst_w_, cn_;
-  Mode mode_;
-  int fx_ = 1, fy_ = 1;  // kFastArea: integer scale factors.
+  Mode mode_ = Mode::kCopy;
+  int fx_ = 1, fy_ = 1;  // kFastArea: the integer scale factors
 
-  // kArea horizontal taps, structure-of-arrays [tap][dst element], padded with zero weights so every
-  // destination element has exactly taps_x_ terms, summed in OpenCV's table order.
+  // kArea horizontal taps as [dst element][tap] (source element index, weight), padded with zero
+  // weights so every element has exactly taps_x_ terms, in OpenCV's table order.
   int taps_x_ = 0;
   std::vector<int32_t> x_src_;
   std::vector<float> x_w_;
@@ -69,7 +74,7 @@ class AreaResize {
   // destination row the two clamped source rows and weights (b0, b1).
   std::vector<int32_t> lx_src_, ly_row_;
   std::vector<int16_t> lx_w_, ly_w_;
-  int lx_max_ = 0;  // first element whose right neighbour would fall outside the row.
+  int lx_max_ = 0;  // first element whose right neighbour would fall outside the row
 };
 
 }  // namespace sb3ale

@@ -1,0 +1,89 @@
+"""Bit-for-bit parity with SB3's own Atari pipeline, step by step, on real emulators.
+
+Reference: VecTransposeImage(VecFrameStack(make_atari_env("<Game>NoFrameskip-v4", n, seed), 4)).
+Every observation, reward, done, info key (terminal_observation, TimeLimit.truncated, episode r/l,
+the ALE's lives and frame numbers) and reset_infos must be equal: zero differing pixels.
+"""
+
+import pytest
+
+from conftest import compare_rollouts, make_pair
+
+# FIRE and lives (Breakout), FIRE without lives (Pong), no FIRE and pooling-sensitive (MsPacman),
+# large unclipped rewards (SpaceInvaders), lives == 0 frames (Qbert), FIRE + lives (Seaquest).
+GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert", "seaquest"]
+
+
+def _run(game, steps, compare_kwargs=None, **settings):
+    ref, ours = make_pair(game, **settings)
+    try:
+        return compare_rollouts(ref, ours, steps, **(compare_kwargs or {}))
+    finally:
+        ref.close()
+        ours.close()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_default_settings(game):
+    stats = _run(game, 2500)
+    assert stats.dones > 0
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_without_noops(game):
+    _run(game, 2000, noop_max=0)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_without_episodic_life_and_clipping(game):
+    _run(game, 2000, terminal_on_life_loss=False, clip_reward=False)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_short_frame_limit(game):
+    stats = _run(game, 2000, max_frames=1500)
+    assert stats.truncations > 0, "the frame limit was never reached: the test would not test it"
+
+
+@pytest.mark.parametrize("game", ["breakout", "seaquest"])
+def test_channels_last(game):
+    _run(game, 1500, channels_last=True)
+
+
+@pytest.mark.parametrize("game, settings", [
+    ("breakout", {}),  # mid-game reset() under episodic life is a soft reset, as EpisodicLifeEnv
+    ("space_invaders", {"terminal_on_life_loss": False}),
+])
+def test_reset_mid_run(game, settings):
+    stats = _run(game, 1500, compare_kwargs={"reset_every": 97}, **settings)
+    assert stats.resets_mid_run > 0
+
+
+@pytest.mark.parametrize("game, settings", [
+    ("breakout", {"repeat_action_probability": 0.25}),  # ALE's sticky actions, as ALE/*-v5
+    ("ms_pacman", {"action_repeat_probability": 0.25}),  # SB3's StickyActionEnv
+])
+def test_sticky_actions(game, settings):
+    _run(game, 1500, **settings)
+
+
+@pytest.mark.parametrize("game, settings", [
+    ("pong", {"frame_skip": 1}),
+    ("breakout", {"frame_skip": 2}),
+    ("qbert", {"frame_skip": 5, "screen_size": 64}),
+    ("ms_pacman", {"screen_size": 105}),
+])
+def test_frame_skip_and_screen_size(game, settings):
+    _run(game, 800, **settings)
+
+
+def test_seeds_make_noop_counts_match():
+    """Different seeds give different no-op counts; both match the reference for each seed."""
+    first_frames = []
+    for seed in (0, 123):
+        ref, ours = make_pair("ms_pacman", n_envs=2, seed=seed)
+        compare_rollouts(ref, ours, 50)
+        first_frames.append([info["episode_frame_number"] for info in ours.reset_infos])
+        ref.close()
+        ours.close()
+    assert first_frames[0] != first_frames[1]

@@ -1,0 +1,253 @@
+"""The SB3 VecEnv contract of AleNativeVecEnv, checked against SB3's own Atari pipeline."""
+
+import warnings
+
+import numpy as np
+import pytest
+from gymnasium import spaces
+from stable_baselines3.common import atari_wrappers
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.preprocessing import is_image_space
+from stable_baselines3.common.vec_env import VecEnv, VecFrameStack
+
+import sb3_ale_vec
+from conftest import compare_rollouts, make_pair, make_reference
+from sb3_ale_vec import AleNativeVecEnv
+
+
+@pytest.fixture
+def env():
+    env = AleNativeVecEnv("breakout", 2, seed=0)
+    yield env
+    env.close()
+
+
+def test_is_a_vec_env_built_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = AleNativeVecEnv("breakout", 1)
+    assert isinstance(env, VecEnv) and env.num_envs == 1 and type(env.num_envs) is int
+    assert not hasattr(env, "no_such_attribute")
+    env.close()
+
+
+@pytest.mark.parametrize("kwargs, shape", [
+    ({}, (4, 84, 84)),
+    ({"channels_last": True}, (84, 84, 4)),
+    ({"stack_num": 1}, (1, 84, 84)),
+    ({"grayscale": False}, (12, 84, 84)),
+    ({"grayscale": False, "channels_last": True, "img_height": 64, "img_width": 48}, (64, 48, 12)),
+])
+def test_observation_space(kwargs, shape):
+    env = AleNativeVecEnv("pong", 2, **kwargs)
+    assert env.observation_space == spaces.Box(0, 255, shape, np.uint8)
+    assert is_image_space(env.observation_space)
+    assert env.reset().shape == (2, *shape)
+    env.close()
+
+
+def test_spaces_metadata_and_meanings_equal_the_reference():
+    for game in ("breakout", "ms_pacman"):
+        ref = make_reference(game, 1, seed=0)
+        env = AleNativeVecEnv(game, 1)
+        assert env.observation_space == ref.observation_space
+        assert env.action_space == ref.action_space
+        assert env.get_attr("metadata") == ref.get_attr("metadata")
+        assert env.metadata["render_fps"] == 30
+        assert env.env_method("get_action_meanings") == ref.env_method("get_action_meanings")
+        for wrapper in (Monitor, atari_wrappers.AtariWrapper, atari_wrappers.NoopResetEnv,
+                        atari_wrappers.MaxAndSkipEnv, atari_wrappers.EpisodicLifeEnv,
+                        atari_wrappers.FireResetEnv, atari_wrappers.WarpFrame, atari_wrappers.ClipRewardEnv,
+                        atari_wrappers.StickyActionEnv, VecFrameStack):
+            assert env.env_is_wrapped(wrapper) == ref.env_is_wrapped(wrapper), (game, wrapper)
+        ref.close()
+        env.close()
+    assert AleNativeVecEnv("breakout", 1, full_action_space=True).action_space == spaces.Discrete(18)
+
+
+@pytest.mark.parametrize("name", ["breakout", "Breakout", "BreakoutNoFrameskip-v4", "ALE/Breakout-v5"])
+def test_game_names(name):
+    env = AleNativeVecEnv(name, 1)
+    assert env.game == "breakout" and env.get_attr("spec")[0].id == "BreakoutNoFrameskip-v4"
+    env.close()
+
+
+def test_unknown_game_lists_the_closest_ids():
+    with pytest.raises(ValueError, match="Closest ROM ids: 'breakout'"):
+        AleNativeVecEnv("brekout", 1)
+
+
+def test_step_returns_fresh_owned_arrays(env):
+    env.reset()
+    actions = np.array([1, 1])
+    obs, rewards, dones, infos = env.step(actions)
+    kept = obs.copy(), rewards.copy(), dones.copy()
+    for _ in range(30):
+        env.step(actions)
+    for before, now in zip(kept, (obs, rewards, dones)):
+        assert np.array_equal(before, now)
+        assert now.flags.writeable and now.flags.c_contiguous
+    assert obs.dtype == np.uint8 and rewards.dtype == np.float32 and dones.dtype == np.bool_
+    assert isinstance(infos, list) and all(isinstance(i, dict) for i in infos)
+
+
+def test_terminal_observation_on_every_done_only():
+    env = AleNativeVecEnv("breakout", 2, seed=3)
+    env.reset()
+    seen = 0
+    for _ in range(400):
+        _, _, dones, infos = env.step(np.random.default_rng(0).integers(0, 4, 2))
+        for done, info in zip(dones, infos):
+            assert ("terminal_observation" in info) == done
+            assert isinstance(info["TimeLimit.truncated"], bool)
+            if done:
+                seen += 1
+                assert info["terminal_observation"].shape == env.observation_space.shape
+    assert seen > 0
+    env.close()
+
+
+def test_seeds_are_used_once_and_reproduce_runs():
+    def rollout(env, seed):
+        env.seed(seed)
+        frames = [env.reset()]
+        assert env._seeds == [None] * env.num_envs and env._options == [{}] * env.num_envs
+        rng = np.random.default_rng(0)
+        frames += [env.step(rng.integers(0, 4, env.num_envs))[0] for _ in range(200)]
+        return np.stack(frames)
+
+    env = AleNativeVecEnv("ms_pacman", 3)
+    a, b, c = rollout(env, 5), rollout(AleNativeVecEnv("ms_pacman", 3), 5), rollout(env, 6)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_same_seed_same_trajectory_within_a_batch():
+    env = AleNativeVecEnv("qbert", 2)
+    env._seeds = [11, 11]
+    env.reset()
+    for _ in range(300):
+        obs, rewards, dones, _ = env.step(np.array([3, 3]))
+        assert np.array_equal(obs[0], obs[1]) and rewards[0] == rewards[1] and dones[0] == dones[1]
+    env.close()
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    runs = []
+    for threads in (1, 2, 4):
+        env = AleNativeVecEnv("seaquest", 6, seed=2, num_threads=threads)
+        assert env.num_threads == threads
+        rng = np.random.default_rng(1)
+        obs = [env.reset()]
+        for _ in range(300):
+            o, r, d, _ = env.step(rng.integers(0, env.action_space.n, 6))
+            obs.append(o)
+        runs.append(np.stack(obs))
+        env.close()
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+
+
+def test_attributes(env):
+    assert env.get_attr("render_mode") == ["rgb_array"] * 2
+    assert env.get_attr("spec", 1)[0].id == "BreakoutNoFrameskip-v4"
+    with pytest.raises(AttributeError):
+        env.get_attr("no_such_attribute")
+    assert env.has_attr("render_mode") and not env.has_attr("action_masks")
+    env.set_attr("note", 7, indices=[1])
+    assert env.get_attr("note", indices=[1]) == [7]
+    with pytest.raises(AttributeError, match="fixed"):
+        env.set_attr("frameskip", 2)
+    with pytest.raises(AttributeError):
+        env.env_method("no_such_method")
+
+
+def test_images_equal_the_reference_screens():
+    ref, ours = make_pair("pong", n_envs=2, seed=4)
+    compare_rollouts(ref, ours, 60)
+    for a, b in zip(ref.get_images(), ours.get_images()):
+        assert b.shape == (210, 160, 3) and b.dtype == np.uint8 and np.array_equal(a, b)
+    assert np.array_equal(ref.render(), ours.render())
+    ref.close()
+    ours.close()
+
+
+def test_no_render_mode_gives_no_images():
+    env = AleNativeVecEnv("pong", 1, render_mode=None)
+    with pytest.warns(UserWarning, match="render mode"):
+        assert env.get_images() == [None]
+    env.close()
+
+
+def test_close_is_idempotent_and_final(env):
+    env.reset()
+    env.step_async(np.array([0, 1]))
+    env.close()  # with a step in flight
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(np.array([0, 0]))
+
+
+@pytest.mark.parametrize("actions, error, match", [
+    (np.array([0.0, 1.0]), TypeError, "integers"),
+    (np.array([True, False]), TypeError, "integers"),
+    (np.array([0, 1], dtype=object), TypeError, "integers"),
+    (np.array([0, 1, 2]), ValueError, "shape"),
+    (np.array([[0, 1]]), ValueError, "shape"),
+    (np.array([0, 4]), ValueError, "out of range"),
+    (np.array([-1, 0]), ValueError, "out of range"),
+])
+def test_bad_actions_raise_and_change_nothing(actions, error, match):
+    ref, ours = make_pair("breakout", n_envs=2, seed=9)
+    compare_rollouts(ref, ours, 20)
+    with pytest.raises(error, match=match):
+        ours.step(actions)
+    assert np.array_equal(ref.step(np.array([1, 2]))[0], ours.step(np.array([1, 2]))[0])
+    ref.close()
+    ours.close()
+
+
+def test_actions_of_shape_n_by_1_and_any_int_dtype(env):
+    env.reset()
+    for actions in (np.array([[1], [2]], dtype=np.int8), np.array([3, 0], dtype=np.uint16), [1, 1]):
+        env.step(actions)
+
+
+def test_step_wait_without_step_async(env):
+    env.reset()
+    with pytest.raises(RuntimeError, match="without step_async"):
+        env.step_wait()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"num_envs": 0}, ValueError, "num_envs"),
+    ({"num_envs": 2.0}, TypeError, "num_envs"),
+    ({"frameskip": 0}, ValueError, "frameskip"),
+    ({"stack_num": 0}, ValueError, "stack_num"),
+    ({"img_height": 0}, ValueError, "img_height"),
+    ({"noop_max": -1}, ValueError, "noop_max"),
+    ({"repeat_action_probability": 1.5}, ValueError, "repeat_action_probability"),
+    ({"num_threads": -2}, ValueError, "num_threads"),
+    ({"preset": "dopamine"}, ValueError, "preset"),
+    ({"render_mode": "human"}, ValueError, "render_mode"),
+    ({"episodic_life": "yes"}, TypeError, "episodic_life"),
+    ({"game": "ms_pacman", "use_fire_reset": True}, ValueError, "FIRE"),
+])
+def test_bad_options_raise(kwargs, error, match):
+    args = {"game": "breakout", "num_envs": 1, **kwargs}
+    with pytest.raises(error, match=match):
+        AleNativeVecEnv(args.pop("game"), args.pop("num_envs"), **args)
+
+
+@pytest.mark.parametrize("seed, error", [(-1, ValueError), (1.5, TypeError), ("7", TypeError)])
+def test_bad_seeds_raise(env, seed, error):
+    env._seeds = [seed, None]
+    with pytest.raises(error, match="seed"):
+        env.reset()
+
+
+def test_engine_built_for_another_ale_py_is_refused(monkeypatch):
+    monkeypatch.setattr(sb3_ale_vec, "_version", lambda name: "0.0.1")
+    with pytest.raises(ImportError, match=f"ale-py=={sb3_ale_vec._engine.ALE_VERSION}"):
+        sb3_ale_vec._check_ale_py()

@@ -10,16 +10,16 @@
 namespace sb3ale {
 namespace {
 
-constexpr int kCoefBits = 11;  // OpenCV's INTER_RESIZE_COEF_BITS for the 8-bit bilinear path.
-constexpr int kCoefOne = 1 << kCoefBits;
-constexpr int kRows = 4;  // source rows filtered together, one per SIMD lane
-// GCC/Clang vector extension: lane-wise IEEE float ops (SSE2 on x86-64); aligned(4) allows
-// unaligned loads from the scratch buffer, may_alias loads from a float array.
+constexpr int kMaxSize = 65535;  // keeps fast-area column sums exact in float and indices in int
+constexpr int kCoefOne = 1 << 11;  // OpenCV's INTER_RESIZE_COEF_SCALE (8-bit bilinear weights)
+constexpr int kRows = 4;           // source rows filtered together, one per SIMD lane
+// GCC/Clang vector extension: lane-wise IEEE float ops (SSE2 on x86-64). aligned(4) permits
+// unaligned loads from scratch, may_alias loads from a float array.
 typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4), may_alias));
 
-/// OpenCV's saturate_cast<uchar>(float) for |v| < 2^22: round half to even (cvRound), then clamp.
-/// Adding and removing 1.5 * 2^23 rounds to an integer in float arithmetic (to nearest even, as
-/// cvRound), inline and vectorisable unlike lrintf.
+/// OpenCV's saturate_cast<uchar>(float) for |v| < 2^22: cvRound (half to even), then clamp. Adding
+/// and removing 1.5 * 2^23 rounds to an integer in float arithmetic; unlike lrintf it is inline and
+/// vectorisable.
 inline uint8_t round_sat_u8(float v) {
   constexpr float kRound = 12582912.0f;
   const int r = static_cast<int>((v + kRound) - kRound);
@@ -28,8 +28,7 @@ inline uint8_t round_sat_u8(float v) {
 
 /// OpenCV's saturate_cast<short>(float).
 inline int16_t round_sat_i16(float v) {
-  const long r = std::lrint(v);
-  return static_cast<int16_t>(std::clamp<long>(r, INT16_MIN, INT16_MAX));
+  return static_cast<int16_t>(std::clamp<long>(std::lrint(v), INT16_MIN, INT16_MAX));
 }
 
 struct AreaTap {
@@ -38,26 +37,24 @@ struct AreaTap {
 };
 
 /// OpenCV's computeResizeAreaTab: for each destination cell [d*scale, (d+1)*scale) the covered source
-/// pixels with weight coverage/cell width, computed in double and stored as float; slivers of at most
-/// 1e-3 pixel are dropped.
+/// pixels weighted by coverage / cell width, computed in double and stored as float; slivers of at
+/// most 1e-3 pixel are dropped.
 std::vector<AreaTap> area_taps(int ssize, int dsize, double scale) {
   std::vector<AreaTap> tab;
   for (int d = 0; d < dsize; ++d) {
-    const double f1 = d * scale, f2 = f1 + scale;
-    const double cell = std::min(scale, ssize - f1);
-    int s2 = std::min(static_cast<int>(std::floor(f2)), ssize - 1);
-    int s1 = std::min(static_cast<int>(std::ceil(f1)), s2);
+    const double f1 = d * scale, f2 = f1 + scale, cell = std::min(scale, ssize - f1);
+    const int s2 = std::min(static_cast<int>(std::floor(f2)), ssize - 1);
+    const int s1 = std::min(static_cast<int>(std::ceil(f1)), s2);
     if (s1 - f1 > 1e-3) tab.push_back({d, s1 - 1, static_cast<float>((s1 - f1) / cell)});
     for (int s = s1; s < s2; ++s) tab.push_back({d, s, static_cast<float>(1.0 / cell)});
-    if (f2 - s2 > 1e-3)
-      tab.push_back({d, s2, static_cast<float>(std::min(std::min(f2 - s2, 1.0), cell) / cell)});
+    if (f2 - s2 > 1e-3) tab.push_back({d, s2, static_cast<float>(std::min({f2 - s2, 1.0, cell}) / cell)});
   }
   return tab;
 }
 
 /// Horizontal area filter of kRows source rows interleaved in `block` (value x of row r at
-/// block[x * kRows + r]); lane r computes OpenCV's per-row float sum of S[idx] * w in table order and
-/// lands in out[r * n + e].
+/// block[x * kRows + r]): lane r is OpenCV's per-row float sum of S[idx] * w in table order, stored
+/// to out[r * n + e]. kTaps > 0 fixes the tap count at compile time so the loop unrolls.
 template <int kTaps>
 void filter_rows(const float* block, const int32_t* idx, const float* w, int taps, int n, float* out) {
   if (kTaps) taps = kTaps;
@@ -76,15 +73,13 @@ void rgb_to_gray(const uint8_t* rgb, uint8_t* gray, std::size_t n_pixels) {
 
 AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels)
     : src_h_(src_h), src_w_(src_w), dst_h_(dst_h), dst_w_(dst_w), cn_(channels) {
-  if (src_h <= 0 || src_w <= 0 || dst_h <= 0 || dst_w <= 0 || channels < 1 || channels > 4)
-    throw std::invalid_argument("AreaResize: sizes must be positive and channels in [1, 4], got src " +
-                                std::to_string(src_h) + "x" + std::to_string(src_w) + ", dst " +
-                                std::to_string(dst_h) + "x" + std::to_string(dst_w) + ", channels " +
+  const auto ok = [](int v) { return v >= 1 && v <= kMaxSize; };
+  if (!ok(src_h) || !ok(src_w) || !ok(dst_h) || !ok(dst_w) || channels < 1 || channels > 4)
+    throw std::invalid_argument("AreaResize: sizes must be in [1, 65535] and channels in [1, 4], got " +
+                                std::to_string(src_h) + "x" + std::to_string(src_w) + " -> " +
+                                std::to_string(dst_h) + "x" + std::to_string(dst_w) + " x" +
                                 std::to_string(channels));
-  if (src_h == dst_h && src_w == dst_w) {
-    mode_ = Mode::kCopy;
-    return;
-  }
+  if (src_h == dst_h && src_w == dst_w) return;  // kCopy, as cv::resize
   // Same double arithmetic as cv::resize: inverse scale first, then its reciprocal.
   const double inv_x = static_cast<double>(dst_w) / src_w, inv_y = static_cast<double>(dst_h) / src_h;
   const double scale_x = 1.0 / inv_x, scale_y = 1.0 / inv_y;
@@ -105,28 +100,27 @@ AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels)
 
 void AreaResize::build_area_tables(double scale_x, double scale_y) {
   const std::vector<AreaTap> xt = area_taps(src_w_, dst_w_, scale_x);
-  std::vector<int> first(dst_w_ + 1, 0);  // taps of dst column d: xt[first[d] .. first[d+1])
+  std::vector<int> first(dst_w_ + 1, 0);  // taps of destination column d: xt[first[d], first[d+1])
   for (const AreaTap& t : xt) first[t.dst + 1]++;
   for (int d = 0; d < dst_w_; ++d) {
     first[d + 1] += first[d];
     taps_x_ = std::max(taps_x_, first[d + 1] - first[d]);
   }
-  const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_;
-  x_src_.assign(taps_x_ * n, 0);
-  x_w_.assign(taps_x_ * n, 0.0f);
+  x_src_.resize(static_cast<std::size_t>(dst_w_) * cn_ * taps_x_);
+  x_w_.resize(x_src_.size());
   for (int d = 0; d < dst_w_; ++d) {
     for (int m = 0; m < taps_x_; ++m) {
       // Padding repeats the last tap with weight 0: adding +0.0f leaves the float sum unchanged.
-      const int k = std::min(first[d] + m, first[d + 1] - 1);
+      const bool real = first[d] + m < first[d + 1];
+      const AreaTap& t = xt[real ? first[d] + m : first[d + 1] - 1];
       for (int c = 0; c < cn_; ++c) {
-        x_src_[(d * cn_ + c) * taps_x_ + m] = xt[k].src * cn_ + c;
-        x_w_[(d * cn_ + c) * taps_x_ + m] = first[d] + m < first[d + 1] ? xt[k].w : 0.0f;
+        x_src_[(d * cn_ + c) * taps_x_ + m] = t.src * cn_ + c;
+        x_w_[(d * cn_ + c) * taps_x_ + m] = real ? t.w : 0.0f;
       }
     }
   }
-  const std::vector<AreaTap> yt = area_taps(src_h_, dst_h_, scale_y);
   y_begin_.assign(dst_h_ + 1, 0);
-  for (const AreaTap& t : yt) {
+  for (const AreaTap& t : area_taps(src_h_, dst_h_, scale_y)) {
     y_begin_[t.dst + 1]++;
     y_row_.push_back(t.src);
     y_w_.push_back(t.w);
@@ -135,10 +129,10 @@ void AreaResize::build_area_tables(double scale_x, double scale_y) {
 }
 
 void AreaResize::build_linear_tables(double scale_x, double scale_y, double inv_x, double inv_y) {
-  // OpenCV's INTER_AREA fallback for upscaling: bilinear whose fraction is the overlap of the
+  // OpenCV's INTER_AREA fallback when upscaling: bilinear whose fraction is the overlap of the
   // destination pixel with the next source pixel, quantised to 11 bits.
-  auto frac = [](int d, int s, double inv) {
-    float f = static_cast<float>((d + 1) - (s + 1) * inv);
+  const auto frac = [](int d, int s, double inv) {
+    const float f = static_cast<float>((d + 1) - (s + 1) * inv);
     return f <= 0 ? 0.0f : f - std::floor(f);
   };
   lx_max_ = dst_w_;
@@ -167,11 +161,11 @@ void AreaResize::build_linear_tables(double scale_x, double scale_y, double inv_
 }
 
 std::size_t AreaResize::scratch_floats() const {
-  if (mode_ == Mode::kFastArea) return static_cast<std::size_t>(src_w_ + dst_w_) * cn_;
+  const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_, row = static_cast<std::size_t>(src_w_) * cn_;
+  if (mode_ == Mode::kFastArea) return row + n;
   if (mode_ != Mode::kArea) return 0;
-  const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_;
   const std::size_t padded_h = (src_h_ + kRows - 1) / kRows * kRows;
-  return (padded_h + 1) * n + static_cast<std::size_t>(kRows) * src_w_ * cn_;
+  return (padded_h + 1) * n + kRows * row;
 }
 
 void AreaResize::operator()(const uint8_t* src, uint8_t* dst) const {
@@ -182,9 +176,7 @@ void AreaResize::operator()(const uint8_t* src, uint8_t* dst) const {
 
 void AreaResize::operator()(const uint8_t* src, uint8_t* dst, float* scratch) const {
   switch (mode_) {
-    case Mode::kCopy:
-      std::memcpy(dst, src, static_cast<std::size_t>(src_h_) * src_w_ * cn_);
-      return;
+    case Mode::kCopy: std::memcpy(dst, src, static_cast<std::size_t>(src_h_) * src_w_ * cn_); return;
     case Mode::kFastArea: return run_fast_area(src, dst, scratch);
     case Mode::kArea: return run_area(src, dst, scratch);
     case Mode::kLinear: return run_linear(src, dst);
@@ -192,26 +184,28 @@ void AreaResize::operator()(const uint8_t* src, uint8_t* dst, float* scratch) co
 }
 
 void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
-  // Integer block sums, exact in float (< 2^24): down the fy_ rows, then across fx_ pixels.
+  // Integer block sums: down the fy_ rows (exact in float, < 2^24), then across fx_ pixels. Each
+  // total ends up as float(int sum), as OpenCV's `sum * scale`.
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
   float* colsum = scratch;
   float* sum = scratch + row;
   const float scale = 1.0f / static_cast<float>(fx_ * fy_);
-  // OpenCV's 2x2 kernel for 1, 3 and 4 channels rounds half up in integers; all other factors go
-  // through float and round half to even.
+  // OpenCV's 2x2 kernel for 1, 3 and 4 channels rounds half up in integers; every other case goes
+  // through float and rounds half to even.
   const bool half_up = fx_ == 2 && fy_ == 2 && cn_ != 2;
   for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
     const uint8_t* s = src + static_cast<std::size_t>(dy) * fy_ * row;
     for (int x = 0; x < row; ++x) colsum[x] = s[x];
     for (int j = 1; j < fy_; ++j)
-      for (int x = 0; x < row; ++x) colsum[x] += s[j * row + x];
+      for (int x = 0; x < row; ++x) colsum[x] += s[static_cast<std::size_t>(j) * row + x];
     if (cn_ == 1 && fx_ == 2) {  // the common case, in a form the compiler vectorises
       for (int e = 0; e < n; ++e) sum[e] = colsum[2 * e] + colsum[2 * e + 1];
     } else {
       for (int e = 0, x = 0; e < n; e += cn_, x += fx_ * cn_)
         for (int c = 0; c < cn_; ++c) {
-          sum[e + c] = colsum[x + c];
-          for (int i = 1; i < fx_; ++i) sum[e + c] += colsum[x + i * cn_ + c];
+          int total = 0;
+          for (int i = 0; i < fx_; ++i) total += static_cast<int>(colsum[x + i * cn_ + c]);
+          sum[e + c] = static_cast<float>(total);
         }
     }
     if (half_up) {
@@ -225,18 +219,17 @@ void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch)
 void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
   const std::size_t padded_h = (src_h_ + kRows - 1) / kRows * kRows;
-  float* hsum = scratch;                        // padded_h x n horizontal sums
-  float* sum = hsum + padded_h * n;             // n vertical sums
-  float* block = sum + n;                       // kRows source rows, interleaved
-  // Horizontal pass, kRows source rows at a time: each lane runs OpenCV's per-row float sum
-  // buf[d] += S[s] * alpha in table order.
+  float* hsum = scratch;            // padded_h x n horizontal sums, one row per source row
+  float* sum = hsum + padded_h * n;  // n vertical sums
+  float* block = sum + n;           // kRows source rows as float, interleaved
+  // Horizontal pass over every source row, kRows at a time (the last block repeats the last row).
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
     const uint8_t* s[kRows];
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
     for (int x = 0; x < row; ++x)
       for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
     float* out = hsum + static_cast<std::size_t>(y0) * n;
-    switch (taps_x_) {  // constant tap counts let the compiler unroll the common cases
+    switch (taps_x_) {
       case 2: filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out); break;
       case 3: filter_rows<3>(block, x_src_.data(), x_w_.data(), 3, n, out); break;
       case 4: filter_rows<4>(block, x_src_.data(), x_w_.data(), 4, n, out); break;
@@ -259,8 +252,8 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) cons
 }
 
 void AreaResize::run_linear(const uint8_t* src, uint8_t* dst) const {
-  // OpenCV's fixed-point bilinear: 11-bit horizontal weights into ints, then the vertical pass drops
-  // 4 + 16 bits before rounding the last 2 (its exact, lossy formula).
+  // OpenCV's fixed-point bilinear: 11-bit horizontal weights into ints, then its vertical formula
+  // that drops 4 + 16 bits before rounding off the last 2.
   const int n = dst_w_ * cn_;
   const std::size_t row = static_cast<std::size_t>(src_w_) * cn_;
   for (int dy = 0; dy < dst_h_; ++dy) {
@@ -269,7 +262,7 @@ void AreaResize::run_linear(const uint8_t* src, uint8_t* dst) const {
     const int b0 = ly_w_[2 * dy], b1 = ly_w_[2 * dy + 1];
     for (int e = 0; e < n; ++e) {
       const int x = lx_src_[e];
-      int h0 = s0[x] * kCoefOne, h1 = s1[x] * kCoefOne;
+      int h0 = s0[x] * kCoefOne, h1 = s1[x] * kCoefOne;  // past lx_max_: the edge pixel alone
       if (e < lx_max_) {
         const int a0 = lx_w_[2 * e], a1 = lx_w_[2 * e + 1];
         h0 = s0[x] * a0 + s0[x + cn_] * a1;

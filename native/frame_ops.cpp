@@ -31,10 +31,7 @@ inline int16_t round_sat_i16(float v) {
   return static_cast<int16_t>(std::clamp<long>(std::lrint(v), INT16_MIN, INT16_MAX));
 }
 
-struct AreaTap {
-  int dst, src;
-  float w;
-};
+struct AreaTap { int dst, src; float w; };
 
 /// OpenCV's computeResizeAreaTab: for each destination cell [d*scale, (d+1)*scale) the covered source
 /// pixels weighted by coverage / cell width, computed in double and stored as float; slivers of at
@@ -90,12 +87,9 @@ AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels)
   }
   fx_ = static_cast<int>(std::lrint(scale_x));
   fy_ = static_cast<int>(std::lrint(scale_y));
-  if (std::abs(scale_x - fx_) < DBL_EPSILON && std::abs(scale_y - fy_) < DBL_EPSILON) {
-    mode_ = Mode::kFastArea;
-    return;
-  }
-  mode_ = Mode::kArea;
-  build_area_tables(scale_x, scale_y);
+  const bool integral = std::abs(scale_x - fx_) < DBL_EPSILON && std::abs(scale_y - fy_) < DBL_EPSILON;
+  mode_ = integral ? Mode::kFastArea : Mode::kArea;
+  if (!integral) build_area_tables(scale_x, scale_y);
 }
 
 void AreaResize::build_area_tables(double scale_x, double scale_y) {
@@ -208,11 +202,10 @@ void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch)
           sum[e + c] = static_cast<float>(total);
         }
     }
-    if (half_up) {
+    if (half_up)
       for (int e = 0; e < n; ++e) dst[e] = static_cast<uint8_t>((static_cast<int>(sum[e]) + 2) >> 2);
-    } else {
+    else
       for (int e = 0; e < n; ++e) dst[e] = round_sat_u8(sum[e] * scale);
-    }
   }
 }
 
@@ -241,11 +234,10 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) cons
     for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) {
       const float beta = y_w_[k];
       const float* h = hsum + static_cast<std::size_t>(y_row_[k]) * n;
-      if (k == y_begin_[dy]) {
+      if (k == y_begin_[dy])
         for (int e = 0; e < n; ++e) sum[e] = beta * h[e];
-      } else {
+      else
         for (int e = 0; e < n; ++e) sum[e] += beta * h[e];
-      }
     }
     for (int e = 0; e < n; ++e) dst[e] = round_sat_u8(sum[e]);
   }

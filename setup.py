@@ -68,7 +68,7 @@ def ale_library() -> tuple:
     sources = [ale / "ale_interface.cpp"]
     for sub in ("common", "emucore", "environment", "games", "games/supported"):
         sources += sorted((ale / sub).glob("*.c*"))
-    flags = ["-std=c++17", "-O3", "-w", "-fPIC", *EXTRA_FLAGS]
+    flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *EXTRA_FLAGS]  # -g0: Python's CFLAGS add -g
     return ("ale_core", {"sources": [str(s) for s in sources],
                          "include_dirs": [str(src), str(generated)], "cflags": flags})
 
@@ -84,12 +84,25 @@ elif SANITIZE:
 else:
     EXTRA_FLAGS = []
 
-ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=naive_recompile).install()
+def needs_recompile(obj: str, src: str) -> bool:
+    """Timestamps, with our headers counted as inputs of our sources (an engine.o built against an
+    older atari_env.hpp would disagree with atari_env.o about the class layout)."""
+    if naive_recompile(obj, src):
+        return True
+    native = ROOT / "native"
+    if Path(src).resolve().parent != native:
+        return False
+    built = os.stat(obj).st_mtime
+    return any(header.stat().st_mtime > built for header in native.glob("*.hpp"))
+
+
+ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=needs_recompile).install()
 
 ale_lib = ale_library()
 engine = Pybind11Extension(
     "sb3_ale_vec._engine",
     sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp")),
+    depends=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp")),
     define_macros=[("SB3_ALE_VEC_ALE_VERSION", f'"{ALE_VERSION}"')],
     # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
     extra_compile_args=[flag for d in ale_lib[1]["include_dirs"] for flag in ("-isystem", d)]

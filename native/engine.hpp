@@ -46,12 +46,12 @@ class Engine {
 
   EnvConfig config_;
   AreaResize resize_;
-  ThreadPool pool_;
   std::vector<std::unique_ptr<AtariEnv>> envs_;
   std::vector<StepResult> results_;
   std::vector<std::string> errors_;  // per env, empty when its last task succeeded
   std::vector<int64_t> actions_;
   bool pending_ = false;
+  ThreadPool pool_;  // last: destroyed first, so no worker outlives the state its tasks touch
 };
 
 }  // namespace sb3ale

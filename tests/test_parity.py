@@ -71,7 +71,8 @@ def test_sticky_actions(game, settings):
     ("pong", {"frame_skip": 1}),
     ("breakout", {"frame_skip": 2}),
     ("qbert", {"frame_skip": 5, "screen_size": 64}),
-    ("ms_pacman", {"screen_size": 105}),
+    ("ms_pacman", {"screen_size": 105}),  # integer scale factors: OpenCV's block-average path
+    ("seaquest", {"screen_size": 200}),  # wider than the screen: OpenCV's bilinear path
 ])
 def test_frame_skip_and_screen_size(game, settings):
     _run(game, 800, **settings)

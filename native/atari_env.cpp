@@ -13,6 +13,13 @@ namespace {
 
 constexpr int kNoop = 0;  // NoopResetEnv / EpisodicLifeEnv: action index 0 is NOOP
 
+template <typename Values>
+std::string join(const Values& values) {
+  std::string text;
+  for (const auto& v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
+  return text;
+}
+
 std::vector<uint32_t> os_entropy() {
   // SeedSequence(None): 128 bits of OS entropy, as AtariEnv.__init__ seeds itself.
   std::random_device device;
@@ -46,6 +53,23 @@ AtariEnv::AtariEnv(const EnvConfig& config, const AreaResize& resize)
 
 void AtariEnv::load_rom() {
   ale_.loadROM(config_.rom_path);
+  // AtariEnv.load_game: mode and difficulty apply from the next reset_game().
+  if (config_.mode >= 0) {
+    const auto modes = ale_.getAvailableModes();
+    if (std::find(modes.begin(), modes.end(), static_cast<ale::game_mode_t>(config_.mode)) == modes.end()) {
+      throw std::invalid_argument("mode " + std::to_string(config_.mode) + " is not available; modes: " +
+                                  join(modes));
+    }
+    ale_.setMode(static_cast<ale::game_mode_t>(config_.mode));
+  }
+  if (config_.difficulty >= 0) {
+    const auto levels = ale_.getAvailableDifficulties();
+    if (std::find(levels.begin(), levels.end(), static_cast<ale::difficulty_t>(config_.difficulty)) == levels.end()) {
+      throw std::invalid_argument("difficulty " + std::to_string(config_.difficulty) +
+                                  " is not available; difficulties: " + join(levels));
+    }
+    ale_.setDifficulty(static_cast<ale::difficulty_t>(config_.difficulty));
+  }
   // The palette depends on the cartridge's display format: rebuild the lookup tables.
   const auto& colours = ale_.theOSystem->colourPalette();
   for (int i = 0; i < 256; ++i) {
@@ -80,16 +104,21 @@ void AtariEnv::apply_seed(const std::vector<uint32_t>& seed) {
 
 AtariEnv::Outcome AtariEnv::frame(int action) {
   if (config_.action_repeat_probability > 0) {
-    // StickyActionEnv: keep the previous action with probability p, drawn every frame.
+    // StickyActionEnv: keep the previous action with probability p, drawn every env step.
     if (np_random_.random() >= config_.action_repeat_probability) sticky_action_ = action;
     action = sticky_action_;
   }
+  // AtariEnv.step: its own frame skip (stochastic when given as a range), game over checked after.
+  int64_t repeat = config_.env_frameskip;
+  if (config_.env_frameskip_max > config_.env_frameskip) {
+    repeat = np_random_.integers(config_.env_frameskip, config_.env_frameskip_max);
+  }
   Outcome out;
-  out.reward = ale_.act(action_set_[action], 1.0f);
+  for (int64_t i = 0; i < repeat; ++i) out.reward += ale_.act(action_set_[action], 1.0f);
   out.terminated = ale_.game_over(false);
   out.truncated = ale_.game_truncated();
   seeded_now_ = false;
-  // Monitor sits innermost: it sees every frame and its unclipped reward.
+  // Monitor sits innermost: it sees every env step and its unclipped reward.
   episode_return_ += out.reward;
   episode_length_ += 1;
   return out;

@@ -198,7 +198,11 @@ PYBIND11_MODULE(_engine, m) {
       .def_readwrite("repeat_action_probability", &EnvConfig::repeat_action_probability)
       .def_readwrite("action_repeat_probability", &EnvConfig::action_repeat_probability)
       .def_readwrite("full_action_space", &EnvConfig::full_action_space)
-      .def_readwrite("max_num_frames_per_episode", &EnvConfig::max_num_frames_per_episode);
+      .def_readwrite("max_num_frames_per_episode", &EnvConfig::max_num_frames_per_episode)
+      .def_readwrite("mode", &EnvConfig::mode)
+      .def_readwrite("difficulty", &EnvConfig::difficulty)
+      .def_readwrite("env_frameskip", &EnvConfig::env_frameskip)
+      .def_readwrite("env_frameskip_max", &EnvConfig::env_frameskip_max);
 
   py::class_<PyEngine>(m, "Engine")
       .def(py::init<const EnvConfig&, int, int, int>(), py::arg("config"), py::arg("num_envs"),

@@ -25,6 +25,13 @@ struct EnvConfig {
   double action_repeat_probability = 0; ///< SB3 StickyActionEnv (per frame, the env's numpy RNG)
   bool full_action_space = false;       ///< all 18 actions instead of the game's minimal set
   int max_num_frames_per_episode = 108000;  ///< ALE truncates a game after this many frames; 0 = never
+  int mode = -1;                        ///< game mode (ALE setMode); -1 = the game's default
+  int difficulty = -1;                  ///< difficulty switch (ALE setDifficulty); -1 = the default
+  /// Frames per step of gymnasium's AtariEnv itself, below all of SB3's wrappers: 1 for the
+  /// *NoFrameskip-v4 ids, 4 for ALE/*-v5. When env_frameskip_max > env_frameskip, every AtariEnv
+  /// step draws its count from integers(env_frameskip, env_frameskip_max) (plain *-v4 ids: 2..4).
+  int env_frameskip = 1;
+  int env_frameskip_max = 0;
 
   int channels() const { return grayscale ? 1 : 3; }
   int frame_size() const { return img_height * img_width * channels(); }

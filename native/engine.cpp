@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace sb3ale {
@@ -70,13 +71,11 @@ void Engine::recv() {
 void Engine::start(int n, std::function<void(int)> task) {
   // A failing env still completes its slot, so the caller gets an exception, never a hang.
   pool_.start(n, [this, task = std::move(task)](int i) {
+    errors_[i] = nullptr;
     try {
-      errors_[i].clear();
       task(i);
-    } catch (const std::exception& e) {
-      errors_[i] = e.what();
     } catch (...) {
-      errors_[i] = "unknown error";
+      errors_[i] = std::current_exception();
     }
   });
 }
@@ -89,10 +88,29 @@ void Engine::run(int n, std::function<void(int)> task) {
 
 void Engine::raise_errors() {
   std::string message;
+  std::exception_ptr first;
   for (size_t i = 0; i < errors_.size(); ++i) {
-    if (!errors_[i].empty()) message += (message.empty() ? "" : "; ") + ("env " + std::to_string(i) + ": " + errors_[i]);
+    if (!errors_[i]) continue;
+    if (!first) first = errors_[i];
+    std::string what = "unknown error";
+    try {
+      std::rethrow_exception(errors_[i]);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    message += (message.empty() ? "env " : "; env ") + std::to_string(i) + ": " + what;
   }
-  if (!message.empty()) throw std::runtime_error(message);
+  if (!first) return;
+  try {
+    std::rethrow_exception(first);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(message);
+  } catch (const std::out_of_range&) {
+    throw std::out_of_range(message);
+  } catch (...) {
+    throw std::runtime_error(message);
+  }
 }
 
 }  // namespace sb3ale

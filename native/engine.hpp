@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,8 @@ class Engine {
   /// Starts stepping env i with action index actions[i]; observations go to `obs` (kept alive by
   /// the caller until recv()). Throws std::out_of_range, before anything runs, on a bad action.
   void send(const std::vector<int64_t>& actions, uint8_t* obs);
-  /// Waits for the step started by send(); throws std::runtime_error naming each env that failed.
+  /// Waits for the step started by send(). If envs failed, throws (the first failure's type:
+  /// invalid_argument, out_of_range or runtime_error) with a message naming each failed env.
   void recv();
   bool pending() const { return pending_; }
   /// The per-env results of the last step, valid after recv().
@@ -48,7 +50,7 @@ class Engine {
   AreaResize resize_;
   std::vector<std::unique_ptr<AtariEnv>> envs_;
   std::vector<StepResult> results_;
-  std::vector<std::string> errors_;  // per env, empty when its last task succeeded
+  std::vector<std::exception_ptr> errors_;  // per env, null when its last task succeeded
   std::vector<int64_t> actions_;
   bool pending_ = false;
   ThreadPool pool_;  // last: destroyed first, so no worker outlives the state its tasks touch

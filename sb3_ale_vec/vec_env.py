@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common import atari_wrappers
 from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec import _engine
@@ -44,6 +46,18 @@ def _check_probability(name: str, value: Any) -> float:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {value}")
     return float(value)
+
+
+def _built_by(wrapper: type) -> bool:
+    """Whether a `wrapper` instance being constructed is asking us (its __init__ is on the stack)."""
+    frame = inspect.currentframe()
+    for _ in range(24):
+        frame = frame.f_back if frame is not None else None
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), wrapper):
+            return True
+    return False
 
 
 def _seed_words(seed: Any) -> list[int] | None:
@@ -93,6 +107,11 @@ class AleNativeVecEnv(VecEnv):
     :param action_repeat_probability: SB3 ``StickyActionEnv``'s sticky actions
     :param full_action_space: all 18 actions instead of the game's minimal set
     :param max_num_frames_per_episode: ALE truncates a game after this many frames (0: never)
+    :param mode: game mode (``None``: the game's default)
+    :param difficulty: game difficulty (``None``: the game's default)
+    :param env_frameskip: the frame skip of gymnasium's ``AtariEnv`` below SB3's wrappers (its
+        ``frameskip``): 1 as in ``*NoFrameskip-v4``, 4 as in ``ALE/*-v5``, or a ``(low, high)``
+        range drawn every step as in plain ``*-v4``. ``frameskip`` repeats these steps.
     :param num_threads: worker threads (0: one per core, at most ``num_envs``)
     :param thread_affinity_offset: pin worker t to core ``offset + t`` (-1: no pinning)
     :param render_mode: ``"rgb_array"`` (``get_images`` and video) or ``None``
@@ -120,6 +139,9 @@ class AleNativeVecEnv(VecEnv):
         action_repeat_probability: float = 0.0,
         full_action_space: bool = False,
         max_num_frames_per_episode: int = 108_000,
+        mode: int | None = None,
+        difficulty: int | None = None,
+        env_frameskip: int | tuple[int, int] = 1,
         num_threads: int = 0,
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",
@@ -157,6 +179,15 @@ class AleNativeVecEnv(VecEnv):
         config.repeat_action_probability = _check_probability("repeat_action_probability", repeat_action_probability)
         config.action_repeat_probability = _check_probability("action_repeat_probability", action_repeat_probability)
         config.max_num_frames_per_episode = _check_int("max_num_frames_per_episode", max_num_frames_per_episode, 0)
+        config.mode = -1 if mode is None else _check_int("mode", mode, 0)
+        config.difficulty = -1 if difficulty is None else _check_int("difficulty", difficulty, 0)
+        if isinstance(env_frameskip, tuple):
+            if len(env_frameskip) != 2 or not 1 <= env_frameskip[0] < env_frameskip[1]:
+                raise ValueError(f"env_frameskip as a range must be (low, high) with 1 <= low < high, got {env_frameskip}")
+            config.env_frameskip = _check_int("env_frameskip[0]", env_frameskip[0], 1)
+            config.env_frameskip_max = _check_int("env_frameskip[1]", env_frameskip[1], 2)
+        else:
+            config.env_frameskip = _check_int("env_frameskip", env_frameskip, 1)
         num_threads = _check_int("num_threads", num_threads, 0)
         thread_affinity_offset = _check_int("thread_affinity_offset", thread_affinity_offset, -1)
         self.config = config
@@ -167,7 +198,7 @@ class AleNativeVecEnv(VecEnv):
         # VecEnv.__init__ replaced metadata; AtariEnv's, with its fps, is what video recorders read.
         self.metadata = dict(ale_py.env.AtariEnv.metadata)
         self.spec = gym.spec(f"{camel_name(self.game)}NoFrameskip-v4") if preset == "sb3" else None
-        self._t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
+        self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
         self.seed(seed)
 
     # -- the VecEnv contract ------------------------------------------------------------------
@@ -202,7 +233,7 @@ class AleNativeVecEnv(VecEnv):
         episode_frames, frames = info["episode_frame_number"].tolist(), info["frame_number"].tolist()
         infos: list[dict[str, Any]] = []
         game_end = info["game_end"].tolist()
-        now = round(time.time() - self._t_start, 6)
+        now = round(time.time() - self.t_start, 6)
         for i, done in enumerate(dones.tolist()):
             # The ALE info of the step's last frame, as AtariEnv returns it through the wrappers.
             env_info: dict[str, Any] = {"lives": lives[i], "episode_frame_number": episode_frames[i],
@@ -233,6 +264,13 @@ class AleNativeVecEnv(VecEnv):
     # -- attributes, methods and wrappers, per env ---------------------------------------------
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        if attr_name == "render_mode" and self.config.stack_num > 1 and _built_by(VecFrameStack):
+            # Every VecEnvWrapper asks for render_mode while it is built: the moment to catch this.
+            warnings.warn(
+                f"VecFrameStack over an AleNativeVecEnv that already stacks {self.config.stack_num} frames: "
+                f"observations will hold {self.config.stack_num} x n_stack frames. Build the env with "
+                "stack_num=1 (make_ale_vec_env's default) to stack with VecFrameStack, or drop VecFrameStack.",
+                UserWarning, stacklevel=2)
         values = []
         for i in self._get_indices(indices):
             if attr_name in self._attrs[i]:
@@ -262,6 +300,11 @@ class AleNativeVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
         """True for the SB3 wrappers whose job the engine does, Monitor included (true game scores)."""
+        if wrapper_class is Monitor and _built_by(VecMonitor):
+            warnings.warn(
+                "VecMonitor over AleNativeVecEnv replaces the true full-game scores in info['episode'] with "
+                "clipped per-life sums. The env already reports episodes as SB3's Monitor does: drop VecMonitor, "
+                "or use sb3_ale_vec.AleVecMonitor to also write monitor.csv files.", UserWarning, stacklevel=2)
         c = self.config
         emulated = {
             Monitor: True,

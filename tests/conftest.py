@@ -76,7 +76,7 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         if t % reset_every == 0 if reset_every else t == 0:
             o1, o2 = ref.reset(), ours.reset()
             assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
-            assert ref.unwrapped.reset_infos == ours.reset_infos, ("reset_infos", t)
+            assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
             stats.resets_mid_run += t > 0
         actions = rng.integers(0, ours.action_space.n, n)
         (o1, r1, d1, i1), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
@@ -85,7 +85,7 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         assert r2.dtype == np.float32 and np.array_equal(r1, r2), ("rewards", t, r1, r2)
         assert d2.dtype == np.bool_ and np.array_equal(d1, d2), ("dones", t, d1, d2)
         assert_same_infos(i1, i2, t)
-        assert ref.unwrapped.reset_infos == ours.reset_infos, ("reset_infos", t)
+        assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
         stats.steps += n
         stats.dones += int(d2.sum())
         stats.episodes += sum("episode" in info for info in i2)

@@ -5,23 +5,49 @@ import sys
 from pathlib import Path
 
 import pytest
+from stable_baselines3.common.monitor import load_results
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-@pytest.mark.parametrize("script, args", [
-    ("ppo_atari.py", ["--timesteps", "256", "--num-envs", "2", "--eval-episodes", "1"]),
+def _run(cmd, cwd=None):
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=cwd)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.parametrize("script, args, expected", [
+    ("ppo_atari.py", ["--timesteps", "256", "--num-envs", "2", "--eval-episodes", "1"], "evaluation over"),
+    ("switch_from_make_atari_env.py", ["--timesteps", "200", "--n-envs", "2"], "make_ale_vec_env:"),
+    ("switch_from_make_atari_env.py", ["--timesteps", "200", "--n-envs", "2", "--reference"], "make_atari_env:"),
+    ("dqn_atari.py", ["--timesteps", "300", "--num-envs", "2", "--buffer-size", "1000"], "replay buffer"),
 ])
-def test_example_runs(script, args):
-    result = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "steps/s" in result.stdout and "evaluation over" in result.stdout
+def test_example_runs(script, args, expected):
+    out = _run([sys.executable, str(EXAMPLES / script), *args])
+    assert expected in out and "steps/s" in out
+
+
+def test_record_video_example(tmp_path):
+    out = _run([sys.executable, str(EXAMPLES / "record_video.py"), "--length", "30", "--folder", str(tmp_path)])
+    videos = list(tmp_path.glob("breakout*.mp4"))
+    assert videos and videos[0].stat().st_size > 1000 and "wrote" in out
+
+
+def test_rl_zoo_example_trains_enjoys_and_records(tmp_path):
+    """rl-zoo3's own train/enjoy/record_video, through sb3_ale_vec.zoo, with a tiny budget."""
+    _run(["bash", str(EXAMPLES / "rl_zoo_ppo.sh"), "BreakoutNoFrameskip-v4", "-n", "512", "--eval-freq", "256",
+          "--eval-episodes", "1", "--seed", "0", "-params", "n_envs:2", "n_steps:64", "batch_size:64", "n_epochs:1"],
+         cwd=tmp_path)
+    run = tmp_path / "logs" / "ppo" / "BreakoutNoFrameskip-v4_1"
+    config = (run / "BreakoutNoFrameskip-v4" / "config.yml").read_text()
+    assert "sb3_ale_vec.zoo.AtariNative" in config and "frame_stack" in config
+    monitor = load_results(str(run))  # rl-zoo's <rank>.monitor.csv, written from true game scores
+    assert len(monitor) > 0 and (monitor["l"] > 100).all()
+    assert (run / "evaluations.npz").exists() and list((run / "videos").glob("*.mp4"))
 
 
 def test_benchmark_runs():
-    result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.bench", "--steps", "20", "--warmup", "5",
-                             "--repeats", "1", "--num-envs", "2"], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--steps", "20", "--warmup", "5", "--repeats", "1",
+                "--num-envs", "2"])
     for peer in ("sb3_ale_vec", "AtariVectorEnv", "SubprocVecEnv"):
-        assert peer in result.stdout
+        assert peer in out

@@ -1,0 +1,110 @@
+"""make_ale_vec_env: SB3's make_atari_env, one line to switch, the native engine behind it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ale_py
+import gymnasium as gym
+
+from sb3_ale_vec.monitor import AleVecMonitor
+from sb3_ale_vec.vec_env import AleNativeVecEnv
+
+gym.register_envs(ale_py)
+
+# AtariWrapper's keyword names -> ours.
+_WRAPPER_KWARGS = {
+    "noop_max": "noop_max",
+    "frame_skip": "frameskip",
+    "terminal_on_life_loss": "episodic_life",
+    "clip_reward": "reward_clipping",
+    "action_repeat_probability": "action_repeat_probability",
+}
+# gymnasium AtariEnv keyword names (env_kwargs or the id's registration) -> ours.
+_ENV_KWARGS = {
+    "game": None,  # read from the id
+    "frameskip": "env_frameskip",
+    "repeat_action_probability": "repeat_action_probability",
+    "full_action_space": "full_action_space",
+    "max_num_frames_per_episode": "max_num_frames_per_episode",
+    "mode": "mode",
+    "difficulty": "difficulty",
+    "render_mode": "render_mode",
+    "obs_type": None,  # only "rgb", what AtariWrapper needs
+}
+
+
+def make_ale_vec_env(
+    env_id: str,
+    n_envs: int = 1,
+    seed: int | None = None,
+    start_index: int = 0,
+    monitor_dir: str | None = None,
+    wrapper_kwargs: dict[str, Any] | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    **engine_kwargs: Any,
+) -> AleNativeVecEnv | AleVecMonitor:
+    """Drop-in for ``stable_baselines3.common.env_util.make_atari_env``.
+
+    Returns single frames ``(84, 84, 1)``, as ``make_atari_env`` does, so that an existing
+    ``VecFrameStack(env, 4)`` line gives exactly what ``make_atari_env`` + ``VecFrameStack`` gives.
+    The id's registration is honoured: ``"PongNoFrameskip-v4"``, ``"ALE/Pong-v5"`` (sticky actions
+    and an env frame skip of 4, below ``AtariWrapper``'s own, as ``make_atari_env`` does) or
+    ``"Pong-v4"``.
+
+    :param env_id: a gymnasium Atari id
+    :param n_envs: number of envs
+    :param seed: env i is seeded with ``seed + i`` at the first reset
+    :param start_index: rank of the first env, for the monitor file names
+    :param monitor_dir: write ``<monitor_dir>/<rank>.monitor.csv`` per env with the true game scores
+    :param wrapper_kwargs: ``AtariWrapper``'s options (``noop_max``, ``frame_skip``, ``screen_size``,
+        ``terminal_on_life_loss``, ``clip_reward``, ``action_repeat_probability``)
+    :param env_kwargs: ``gym.make`` options of the Atari env (``repeat_action_probability``,
+        ``full_action_space``, ``max_num_frames_per_episode``, ``frameskip``, ``mode``, ``difficulty``,
+        ``render_mode``)
+    :param engine_kwargs: further ``AleNativeVecEnv`` options (``num_threads``, ``stack_num``, ...)
+    """
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error as error:
+        raise ValueError(f"{env_id!r} is not a registered gymnasium id: {error}") from None
+    if "AtariEnv" not in str(spec.entry_point):
+        raise ValueError(f"{env_id!r} is not an Atari env (its entry point is {spec.entry_point})")
+
+    options: dict[str, Any] = {"stack_num": 1, "channels_last": True}
+    unknown = set(wrapper_kwargs or {}) - set(_WRAPPER_KWARGS) - {"screen_size"}
+    for key, value in (wrapper_kwargs or {}).items():
+        if key == "screen_size":
+            options["img_height"] = options["img_width"] = value
+        elif key in _WRAPPER_KWARGS:
+            options[_WRAPPER_KWARGS[key]] = value
+    env_options = {**spec.kwargs, **(env_kwargs or {})}
+    unknown |= {f"env_kwargs[{k!r}]" for k in env_options if k not in _ENV_KWARGS}
+    if env_options.get("obs_type", "rgb") != "rgb":
+        unknown.add(f"env_kwargs['obs_type']={env_options['obs_type']!r} (AtariWrapper needs 'rgb')")
+    if unknown:
+        raise ValueError(f"make_ale_vec_env does not support: {', '.join(sorted(unknown))}. Supported "
+                         f"wrapper_kwargs: {', '.join([*_WRAPPER_KWARGS, 'screen_size'])}; env_kwargs: "
+                         f"{', '.join(k for k in _ENV_KWARGS if k != 'game')}")
+    for key, value in env_options.items():
+        if _ENV_KWARGS[key] is not None:
+            options[_ENV_KWARGS[key]] = value
+    options.setdefault("render_mode", "rgb_array")  # make_vec_env's default for string ids
+    if options.get("mode") is None:
+        options.pop("mode", None)
+    if options.get("difficulty") is None:
+        options.pop("difficulty", None)
+    if options.get("max_num_frames_per_episode") is None:
+        options["max_num_frames_per_episode"] = 0
+    if options["render_mode"] == "human":
+        options["render_mode"] = "rgb_array"  # VecEnv.render("human") shows the tiles with OpenCV
+    options.update(engine_kwargs)
+
+    env = AleNativeVecEnv(env_options["game"], n_envs, seed=seed, **options)
+    env.spec = spec
+    if monitor_dir is None:
+        return env
+    os.makedirs(monitor_dir, exist_ok=True)
+    paths = [os.path.join(monitor_dir, str(start_index + i)) for i in range(n_envs)]
+    return AleVecMonitor(env, filenames=paths)

@@ -111,4 +111,12 @@ engine = Pybind11Extension(
     cxx_std=17,
 )
 
-setup(libraries=[ale_lib], ext_modules=[engine], cmdclass={"build_ext": build_ext})
+class BuildExt(build_ext):
+    """build_ext that builds ALE's library first, also when run alone (`build_ext --inplace`)."""
+
+    def run(self) -> None:
+        self.run_command("build_clib")
+        super().run()
+
+
+setup(libraries=[ale_lib], ext_modules=[engine], cmdclass={"build_ext": BuildExt})

@@ -3,6 +3,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 
@@ -17,6 +19,27 @@ namespace {
 template <typename T>
 py::array_t<T> new_array(std::vector<py::ssize_t> shape) {
   return py::array_t<T>(shape);
+}
+
+/// Waits for the engine's work in flight with the GIL released, in slices, so that Ctrl-C gets
+/// through: on a signal, envs not yet started are skipped, running ones finish, then it raises.
+void wait_interruptibly(Engine& engine) {
+  for (;;) {
+    bool done;
+    {
+      py::gil_scoped_release release;
+      done = engine.wait_for(std::chrono::milliseconds(50));
+    }
+    if (done) return;
+    if (PyErr_CheckSignals() != 0) {
+      py::error_already_set interrupt;  // takes the KeyboardInterrupt set by the signal handler
+      {
+        py::gil_scoped_release release;
+        engine.cancel();
+      }
+      throw interrupt;
+    }
+  }
 }
 
 /// Owns the engine and the observation array a pending step writes into.
@@ -40,13 +63,16 @@ class PyEngine {
 
   py::array_t<uint8_t> reset(const std::vector<sb3ale::Seed>& seeds) {
     Engine& engine = get();
-    auto obs = new_array<uint8_t>(batch_shape());
-    uint8_t* data = obs.mutable_data();
-    {
-      py::gil_scoped_release release;
-      engine.reset(seeds, data);
+    if (engine.pending()) {
+      wait_interruptibly(engine);
+      engine.recv();  // a step in flight finishes first; its results are dropped
     }
+    auto obs = new_array<uint8_t>(batch_shape());
+    engine.send_reset(seeds, obs.mutable_data());
+    pending_obs_ = obs;
+    wait_interruptibly(engine);
     pending_obs_ = py::none();
+    engine.recv();
     return obs;
   }
 
@@ -63,9 +89,13 @@ class PyEngine {
 
   py::tuple recv() {
     Engine& engine = get();
-    {
-      py::gil_scoped_release release;
+    if (!engine.pending()) throw std::runtime_error("recv() called without send()");
+    wait_interruptibly(engine);
+    py::object error = py::none();
+    try {
       engine.recv();
+    } catch (const std::exception& e) {
+      error = py::str(e.what());
     }
     const auto& results = engine.results();
     const py::ssize_t n = engine.num_envs();
@@ -90,9 +120,14 @@ class PyEngine {
       episode_return.mutable_at(i) = r.episode_return;
       episode_length.mutable_at(i) = r.episode_length;
     }
-    py::object obs = pending_obs_;
+    auto obs = py::reinterpret_borrow<py::array_t<uint8_t>>(pending_obs_);
     pending_obs_ = py::none();
+    const std::vector<int> failed = engine.failed_envs();
+    const size_t size = static_cast<size_t>(engine.config().obs_size());
+    for (int i : failed) std::fill_n(obs.mutable_data() + i * size, size, 0);  // never half-written rows
     py::dict info;
+    info["error"] = error;
+    info["failed"] = failed;
     info["TimeLimit.truncated"] = truncated;
     info["lives"] = lives;
     info["episode_frame_number"] = episode_frame_number;
@@ -130,6 +165,7 @@ class PyEngine {
 
   std::vector<int> action_set() { return to_ints(env(0).action_set()); }
   bool pending() { return engine_ && engine_->pending(); }
+  void inject_fault(int i) { get().inject_fault(i); }
   bool closed() const { return !engine_; }
   int num_envs() { return get().num_envs(); }
   int num_threads() { return get().num_threads(); }
@@ -215,6 +251,7 @@ PYBIND11_MODULE(_engine, m) {
       .def("reset_info", &PyEngine::reset_info, py::arg("env_id"))
       .def("screen_rgb", &PyEngine::screen_rgb, py::arg("env_id"))
       .def("close", &PyEngine::close)
+      .def("_inject_fault", &PyEngine::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def_property_readonly("action_set", &PyEngine::action_set)
       .def_property_readonly("pending", &PyEngine::pending)
       .def_property_readonly("closed", &PyEngine::closed)

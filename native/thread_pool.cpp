@@ -43,6 +43,18 @@ void ThreadPool::wait() {
   batch_done_.wait(lock, [this] { return remaining_ == 0; });
 }
 
+bool ThreadPool::wait_for(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return batch_done_.wait_for(lock, timeout, [this] { return remaining_ == 0; });
+}
+
+void ThreadPool::cancel() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  remaining_ -= size_ - next_;
+  next_ = size_;
+  batch_done_.wait(lock, [this] { return remaining_ == 0; });
+}
+
 void ThreadPool::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {

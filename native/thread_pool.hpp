@@ -1,6 +1,7 @@
 // A fixed pool of worker threads that runs one batch of indexed tasks at a time.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -21,6 +22,10 @@ class ThreadPool {
 
   void start(int n, std::function<void(int)> task);
   void wait();
+  /// Waits at most `timeout` for the batch; true when it has finished.
+  bool wait_for(std::chrono::milliseconds timeout);
+  /// Hands out no more tasks of the batch and waits for those already running.
+  void cancel();
   int size() const { return static_cast<int>(workers_.size()); }
 
  private:

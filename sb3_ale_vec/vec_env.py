@@ -77,6 +77,22 @@ def _seed_words(seed: Any) -> list[int] | None:
             return words
 
 
+class EngineError(RuntimeError):
+    """Some envs failed during a step. The others stepped normally: their results are attached.
+
+    :ivar env_ids: the envs that failed; ``reset()`` rebuilds them, steps are refused until then
+    :ivar obs: the batch of observations, with zeros in the rows of the failed envs
+    :ivar rewards: the rewards (0 for failed envs)
+    :ivar dones: the dones (False for failed envs)
+    :ivar infos: the infos (``{}`` for failed envs)
+    """
+
+    def __init__(self, message: str, env_ids: list[int], obs: np.ndarray, rewards: np.ndarray,
+                 dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.env_ids, self.obs, self.rewards, self.dones, self.infos = env_ids, obs, rewards, dones, infos
+
+
 class AleNativeVecEnv(VecEnv):
     """Many Atari games stepped natively on a pool of threads, behind SB3's ``VecEnv`` contract.
 
@@ -229,12 +245,16 @@ class AleNativeVecEnv(VecEnv):
         if not engine.pending:
             raise RuntimeError("step_wait() called without step_async()")
         obs, rewards, dones, info = engine.recv()
+        failed = set(info["failed"])
         truncated, lives = info["TimeLimit.truncated"].tolist(), info["lives"].tolist()
         episode_frames, frames = info["episode_frame_number"].tolist(), info["frame_number"].tolist()
         infos: list[dict[str, Any]] = []
         game_end = info["game_end"].tolist()
         now = round(time.time() - self.t_start, 6)
         for i, done in enumerate(dones.tolist()):
+            if i in failed:
+                infos.append({})
+                continue
             # The ALE info of the step's last frame, as AtariEnv returns it through the wrappers.
             env_info: dict[str, Any] = {"lives": lives[i], "episode_frame_number": episode_frames[i],
                                         "frame_number": frames[i]}
@@ -246,6 +266,11 @@ class AleNativeVecEnv(VecEnv):
                 env_info["terminal_observation"] = engine.terminal_obs(i)
                 self.reset_infos[i] = engine.reset_info(i)
             infos.append(env_info)
+        if failed:
+            rewards[list(failed)], dones[list(failed)] = 0.0, False
+            raise EngineError(f"{info['error']} (the other envs stepped normally: see this error's obs, rewards, "
+                              "dones and infos; reset() rebuilds the failed envs)", sorted(failed), obs, rewards,
+                              dones, infos)
         return obs, rewards, dones, infos
 
     def close(self) -> None:

@@ -1,0 +1,132 @@
+"""Faults, interrupts, teardown and bad ROMs: clear exceptions, never a crash, a hang or lost data."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from sb3_ale_vec import AleNativeVecEnv, EngineError, _engine
+
+
+def _python(code, **kwargs):
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_a_failing_env_keeps_the_others_data():
+    ref, env = AleNativeVecEnv("breakout", 3, seed=0), AleNativeVecEnv("breakout", 3, seed=0)
+    ref.reset(), env.reset()
+    actions = np.array([1, 2, 3])
+    for _ in range(20):
+        ref.step(actions), env.step(actions)
+    env._engine._inject_fault(1)
+    o, r, d, i = ref.step(actions)
+    with pytest.raises(EngineError, match="env 1: injected fault") as caught:
+        env.step(actions)
+    error = caught.value
+    assert error.env_ids == [1]
+    assert np.array_equal(error.obs[[0, 2]], o[[0, 2]]) and not error.obs[1].any()
+    assert np.array_equal(error.rewards[[0, 2]], r[[0, 2]]) and error.infos[1] == {}
+    assert error.infos[0]["frame_number"] == i[0]["frame_number"]
+    with pytest.raises(RuntimeError, match="env 1 failed in an earlier step: reset"):
+        env.step(actions)
+    assert env.reset().shape == (3, 4, 84, 84)  # rebuilds env 1
+    env.step(actions)
+    ref.close(), env.close()
+
+
+def test_ctrl_c_during_long_steps_interrupts_cleanly():
+    # 256 envs on one thread: each reset or step keeps the engine busy long enough to be interrupted.
+    proc = _python("""
+        import numpy as np
+        from sb3_ale_vec import AleNativeVecEnv
+        env = AleNativeVecEnv("pong", 256, num_threads=1)
+        print("ready", flush=True)
+        while True:
+            env.reset()
+            env.step(np.zeros(256, dtype=np.int64))
+    """)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in stderr, stderr[-2000:]
+    assert time.monotonic() - sent < 10
+    assert "Segmentation" not in stderr and "Aborted" not in stderr
+
+
+def test_interpreter_exits_cleanly_with_envs_open():
+    proc = _python("""
+        import numpy as np
+        from sb3_ale_vec import AleNativeVecEnv
+        env = AleNativeVecEnv("breakout", 4)
+        other = AleNativeVecEnv("pong", 2)
+        env.reset()
+        env.step_async(np.zeros(4, dtype=np.int64))   # still in flight at exit
+        print("bye", flush=True)
+    """)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and stdout.strip() == "bye", stderr[-2000:]
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
+
+
+def test_many_engines_leak_no_threads_and_no_memory():
+    def cycle():
+        env = AleNativeVecEnv("breakout", 4, num_threads=2)
+        env.reset()
+        env.step(np.ones(4, dtype=np.int64))
+        env.close()
+
+    for _ in range(10):
+        cycle()
+    threads, rss = _threads(), _rss_kib()
+    for _ in range(60):
+        cycle()
+    assert _threads() == threads
+    assert _rss_kib() - rss < 16 * 1024, "resident memory grew by more than 16 MiB over 60 engines"
+
+
+def test_missing_and_corrupt_roms(tmp_path, monkeypatch):
+    config = _engine.EnvConfig()
+    config.rom_path = str(tmp_path / "nothing.bin")
+    with pytest.raises(RuntimeError, match="doesn't exist"):
+        _engine.Engine(config, 1)
+    corrupt = tmp_path / "breakout.bin"
+    corrupt.write_bytes(b"\x00" * 4096)
+    config.rom_path = str(corrupt)
+    with pytest.raises(ValueError, match="not a ROM that ALE supports"):
+        _engine.Engine(config, 1)
+    monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # ale-py's own ROM folder override
+    with pytest.raises(OSError, match="hash of breakout.bin does not match"):
+        AleNativeVecEnv("breakout", 1)
+    with pytest.raises(FileNotFoundError):
+        AleNativeVecEnv("pong", 1)
+
+
+def test_bad_mode_and_difficulty_name_the_allowed_values():
+    with pytest.raises(ValueError, match="mode 99 is not available; modes: 0, 1"):
+        AleNativeVecEnv("pong", 2, mode=99)
+    with pytest.raises(ValueError, match="difficulty 7 is not available"):
+        AleNativeVecEnv("pong", 1, difficulty=7)
+
+
+def test_calls_after_close_raise():
+    env = AleNativeVecEnv("pong", 1)
+    env.close()
+    for call in (env.reset, env.get_images, lambda: env.step_async(np.zeros(1, dtype=np.int64)), env.step_wait):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -28,9 +29,14 @@ std::vector<uint32_t> os_entropy() {
 
 }  // namespace
 
+void quiet_ale_logs() {
+  static std::once_flag once;
+  std::call_once(once, [] { ale::Logger::setMode(ale::Logger::Error); });
+}
+
 AtariEnv::AtariEnv(const EnvConfig& config, const AreaResize& resize)
     : config_(config), resize_(resize) {
-  ale::Logger::setMode(ale::Logger::Error);
+  quiet_ale_logs();
   ale_.setFloat("repeat_action_probability", config_.repeat_action_probability);
   ale_.setInt("max_num_frames_per_episode", config_.max_num_frames_per_episode);
   apply_seed(os_entropy());

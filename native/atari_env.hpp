@@ -13,6 +13,10 @@
 
 namespace sb3ale {
 
+/// Sets ALE's process-wide log level to errors only, once: a second write, racing with the
+/// emulators' reads of it on worker threads, would be a data race.
+void quiet_ale_logs();
+
 /// What one agent step reports for one env (SB3's reward, done and info keys).
 struct StepResult {
   float reward = 0;              ///< summed over the skip, clipped to its sign if configured

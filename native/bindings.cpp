@@ -205,7 +205,7 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
   if (!ale::ALEInterface::isSupportedROM(rom_path)) {
     throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
   }
-  ale::Logger::setMode(ale::Logger::Error);
+  sb3ale::quiet_ale_logs();
   ale::ALEInterface ale;
   ale.loadROM(rom_path);
   return PyEngine::to_ints(full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet());

@@ -22,6 +22,7 @@ Engine::Engine(const EnvConfig& config, int num_envs, int num_threads, int threa
       resize_(kScreenHeight, kScreenWidth, config.img_height, config.img_width, config.channels()),
       pool_(thread_count(num_threads, std::max(num_envs, 1)), thread_affinity_offset) {
   if (num_envs < 1) throw std::invalid_argument("num_envs must be >= 1");
+  quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
   // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.
   if (!ale::ALEInterface::isSupportedROM(config_.rom_path)) {
     throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + config_.rom_path);

@@ -130,3 +130,9 @@ def test_calls_after_close_raise():
     for call in (env.reset, env.get_images, lambda: env.step_async(np.zeros(1, dtype=np.int64)), env.step_wait):
         with pytest.raises(RuntimeError, match="closed"):
             call()
+
+
+def test_short_soak_keeps_memory_flat_and_results_equal_across_thread_counts():
+    result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.soak", "--steps", "6000", "--reset-every", "1499",
+                             "--replay-steps", "300"], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0 and "soak: ok" in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]

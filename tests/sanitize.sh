@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Build the engine with AddressSanitizer + UndefinedBehaviorSanitizer, then with ThreadSanitizer,
+# each in a scratch copy of the repo, and run the engine's own tests against each build.
+# Python itself is not instrumented: the sanitizer runtime (and libstdc++, for ASan's exception
+# interceptors) is preloaded. Any report fails the run (halt_on_error).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+ale_source=$(ls -d "$root"/build/ale-sdist/ale_py-*/ 2>/dev/null | head -n 1 || true)
+libstdcxx=$(g++ -print-file-name=libstdc++.so)
+
+run() {  # run KIND PRELOAD PYTEST-ARGS...
+  local kind=$1 preload=$2
+  shift 2
+  local dir
+  dir=$(mktemp -d)
+  cp -r "$root"/setup.py "$root"/pyproject.toml "$root"/README.md "$root"/native "$root"/sb3_ale_vec "$root"/tests "$dir"/
+  rm -f "$dir"/sb3_ale_vec/*.so
+  echo "== building with SB3_ALE_VEC_SANITIZE=$kind"
+  (cd "$dir" && SB3_ALE_VEC_SANITIZE=$kind SB3_ALE_VEC_ALE_SOURCE=${ale_source:-} \
+     python setup.py -q build_ext --inplace > build.log 2>&1) || { tail -n 50 "$dir/build.log"; return 1; }
+  echo "== testing the $kind build"
+  (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider "$@")
+  rm -rf "$dir"
+}
+
+export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
+  tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py \
+  tests/test_reliability.py -k "not ctrl_c and not leak"
+run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
+  tests/test_reliability.py tests/test_vec_env.py -k "failing or exits or close or thread_count or fresh or terminal or seeds"

@@ -225,9 +225,7 @@ class AleNativeVecEnv(VecEnv):
         As with ``EpisodicLifeEnv``, an env whose game is still running after a life loss is not
         restarted: it plays one NOOP step and goes on (its seed is then unused).
         """
-        engine = self._live_engine()
-        if engine.pending:
-            engine.recv()  # finish the step in flight; its results are dropped as a reset follows
+        engine = self._live_engine()  # a step still in flight finishes first; its results are dropped
         obs = engine.reset([_seed_words(s) for s in self._seeds])
         self.reset_infos = [engine.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()

@@ -1,5 +1,6 @@
 """Every example runs as a user would run it, with tiny settings."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -46,8 +47,18 @@ def test_rl_zoo_example_trains_enjoys_and_records(tmp_path):
     assert (run / "evaluations.npz").exists() and list((run / "videos").glob("*.mp4"))
 
 
-def test_benchmark_runs():
+def test_benchmark_runs_every_peer_and_writes_json_and_plot(tmp_path):
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--steps", "20", "--warmup", "5", "--repeats", "1",
-                "--num-envs", "2"])
-    for peer in ("sb3_ale_vec", "AtariVectorEnv", "SubprocVecEnv"):
+                "--num-envs", "1,2", "--out", str(tmp_path / "bench")])
+    for peer in ("sb3_ale_vec", "ale_py same-step", "ale_py next-step", "sb3 subproc", "sb3 dummy",
+                 "gymnasium async", "limit 1 core", "limit all cores"):
         assert peer in out
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert set(report["runs"]["sb3_ale_vec"]) == {"1", "2"}
+    assert all(r["steps_per_s"] > 0 for r in report["runs"]["sb3_ale_vec"]["2"])
+    assert (tmp_path / "bench.png").stat().st_size > 1000
+
+
+def test_benchmark_ppo_mode():
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--repeats", "1"])
+    assert "ours / subproc" in out and "rollout steps/s" in out

@@ -51,11 +51,6 @@ void Engine::send_reset(const std::vector<Seed>& seeds, uint8_t* obs) {
   });
 }
 
-void Engine::reset(const std::vector<Seed>& seeds, uint8_t* obs) {
-  send_reset(seeds, obs);
-  recv();
-}
-
 void Engine::send(const std::vector<int64_t>& actions, uint8_t* obs) {
   if (pending_) throw std::logic_error("send() called twice without recv()");
   if (actions.size() != envs_.size()) throw std::invalid_argument("send needs one action per env");

@@ -48,8 +48,6 @@ class Engine {
   /// Stops the work in flight early (for Ctrl-C): envs not yet started are left as they were,
   /// those running finish; steps are refused until the next reset.
   void cancel();
-  /// send_reset() + recv().
-  void reset(const std::vector<Seed>& seeds, uint8_t* obs);
 
   bool pending() const { return pending_; }
   /// Envs whose last task failed (their rows of the last results are not valid).

@@ -64,10 +64,6 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
 
 }  // namespace
 
-void rgb_to_gray(const uint8_t* rgb, uint8_t* gray, std::size_t n_pixels) {
-  for (std::size_t i = 0; i < n_pixels; ++i) gray[i] = rgb_to_gray(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]);
-}
-
 AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels)
     : src_h_(src_h), src_w_(src_w), dst_h_(dst_h), dst_w_(dst_w), cn_(channels) {
   const auto ok = [](int v) { return v >= 1 && v <= kMaxSize; };

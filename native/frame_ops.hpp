@@ -16,9 +16,6 @@ inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
   return static_cast<uint8_t>((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
 }
 
-/// cv2.cvtColor(RGB2GRAY) on `n_pixels` interleaved RGB pixels.
-void rgb_to_gray(const uint8_t* rgb, uint8_t* gray, std::size_t n_pixels);
-
 /// cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) on uint8 images with `channels`
 /// interleaved channels (HWC, rows contiguous), bit-exact with OpenCV. Like OpenCV it picks:
 ///  - a copy when the sizes are equal;

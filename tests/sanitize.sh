@@ -23,6 +23,9 @@ run() {  # run KIND PRELOAD PYTEST-ARGS...
   rm -rf "$dir"
 }
 
+# setup.py is run directly here: it needs the build requirements that pip's isolated build had.
+python -m pip install -q "setuptools>=77" wheel "pybind11>=2.12" scikit-build-core nanobind
+
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1

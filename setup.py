@@ -82,7 +82,9 @@ elif SANITIZE == "thread":
 elif SANITIZE:
     sys.exit(f"SB3_ALE_VEC_SANITIZE={SANITIZE!r}: use 'address' or 'thread'")
 else:
-    EXTRA_FLAGS = []
+    # Link-time optimisation across ALE's files and ours: the emulator's hot loop calls small
+    # functions in other files (System::peek, TIA::poke), as ALE's own CMake build does (IPO).
+    EXTRA_FLAGS = ["-flto=auto"]
 
 def needs_recompile(obj: str, src: str) -> bool:
     """Timestamps, with our headers counted as inputs of our sources (an engine.o built against an

@@ -52,6 +52,10 @@ AtariEnv::AtariEnv(const EnvConfig& config, const AreaResize& resize)
   pool_[1].assign(pixels, 0);
   raw_.assign(pixels, 0);
   scratch_.assign(pixels * config_.channels(), 0);
+  if (config_.preset == Preset::kGymnasium) {
+    gym_buffer_[0].assign(pixels * config_.channels(), 0);
+    gym_buffer_[1].assign(pixels * config_.channels(), 0);
+  }
   frame_.assign(static_cast<size_t>(config_.frame_size()), 0);
   stack_.assign(static_cast<size_t>(config_.obs_size()), 0);
   final_obs_.assign(static_cast<size_t>(config_.obs_size()), 0);
@@ -82,8 +86,9 @@ void AtariEnv::load_rom() {
     const uint32_t rgb = colours.getRGB(i);
     palette_[i] = {static_cast<uint8_t>(rgb >> 16), static_cast<uint8_t>(rgb >> 8),
                    static_cast<uint8_t>(rgb)};
+    ale_gray_[i] = colours.getGrayscale(i);
   }
-  if (config_.grayscale) {
+  if (config_.grayscale && config_.preset == Preset::kSB3) {
     // SB3 pools RGB, then converts to gray: one table over pairs of palette indices does both.
     gray_pair_.resize(256 * 256);
     for (int a = 0; a < 256; ++a) {
@@ -120,7 +125,7 @@ AtariEnv::Outcome AtariEnv::frame(int action) {
     repeat = np_random_.integers(config_.env_frameskip, config_.env_frameskip_max);
   }
   Outcome out;
-  for (int64_t i = 0; i < repeat; ++i) out.reward += ale_.act(action_set_[action], 1.0f);
+  for (int64_t i = 0; i < repeat; ++i) out.reward += ale_.act(action_set_[action], strength_);
   out.terminated = ale_.game_over(false);
   out.truncated = ale_.game_truncated();
   seeded_now_ = false;
@@ -140,6 +145,7 @@ void AtariEnv::noop_reset(const std::vector<uint32_t>* seed) {
     if (seed != nullptr) apply_seed(*seed);
     ale_.reset_game();
     seeded_now_ = seed != nullptr;
+    seeded_reset_ = seed != nullptr;
     sticky_action_ = 0;
     episode_return_ = 0;
     episode_length_ = 0;
@@ -213,7 +219,75 @@ void AtariEnv::fire_reset(const std::vector<uint32_t>* seed) {
   fill_reset_info();
 }
 
+void AtariEnv::gym_capture(std::vector<uint8_t>& dst) const {
+  // ale.getScreenGrayscale (ALE's gray of each palette index) or ale.getScreenRGB.
+  const uint8_t* screen = ale_.getScreen().getArray();
+  const size_t pixels = raw_.size();
+  if (config_.grayscale) {
+    for (size_t p = 0; p < pixels; ++p) dst[p] = ale_gray_[screen[p]];
+  } else {
+    for (size_t p = 0; p < pixels; ++p) std::memcpy(&dst[3 * p], palette_[screen[p]].data(), 3);
+  }
+}
+
+AtariEnv::Outcome AtariEnv::gym_skip(int action) {
+  // AtariPreprocessing.step: the ending frame is never captured; frame skip-2 goes to obs_buffer[1],
+  // frame skip-1 to obs_buffer[0]; a life loss (terminal_on_life_loss) ends the skip at once.
+  Outcome total;
+  const int skip = config_.frameskip;
+  for (int t = 0; t < skip; ++t) {
+    const Outcome out = frame(action);
+    total.reward += out.reward;
+    total.terminated = out.terminated;
+    total.truncated = out.truncated;
+    total.game_ended = out.ended();
+    if (config_.episodic_life) {
+      const int lives = ale_.lives();
+      total.terminated = total.terminated || lives < lives_;
+      lives_ = lives;
+    }
+    if (total.ended()) break;
+    if (t == skip - 2) {
+      gym_capture(gym_buffer_[1]);
+    } else if (t == skip - 1) {
+      gym_capture(gym_buffer_[0]);
+    }
+  }
+  return total;
+}
+
+void AtariEnv::gym_reset(const std::vector<uint32_t>* seed) {
+  // AtariPreprocessing.reset: AtariEnv.reset and its no-ops (as NoopResetEnv), then the reset
+  // frame in obs_buffer[0] and zeros in obs_buffer[1], so that pooling leaves it as it is.
+  noop_reset(seed);
+  lives_ = ale_.lives();
+  gym_capture(gym_buffer_[0]);
+  std::fill(gym_buffer_[1].begin(), gym_buffer_[1].end(), 0);
+  warp();
+  fill_reset_info();
+}
+
+void AtariEnv::env_reset(const std::vector<uint32_t>* seed) {
+  strength_ = 1.0f;  // resets play discrete NOOP and FIRE
+  needs_reset_ = false;
+  if (config_.preset == Preset::kGymnasium) {
+    gym_reset(seed);
+  } else {
+    fire_reset(seed);
+  }
+}
+
 void AtariEnv::fill_reset_info() {
+  if (config_.preset == Preset::kGymnasium) {
+    // AtariPreprocessing merges each no-op's info into AtariEnv.reset's, which keeps its "seeds".
+    reset_info_.empty = false;
+    reset_info_.lives = ale_.lives();
+    reset_info_.episode_frame_number = ale_.getEpisodeFrameNumber();
+    reset_info_.frame_number = ale_.getFrameNumber();
+    reset_info_.has_seeds = seeded_reset_;
+    reset_info_.seeds = seeds_;
+    return;
+  }
   reset_info_.empty = config_.fire_reset;
   reset_info_.lives = ale_.lives();
   reset_info_.episode_frame_number = ale_.getEpisodeFrameNumber();
@@ -223,6 +297,16 @@ void AtariEnv::fill_reset_info() {
 }
 
 void AtariEnv::warp() {
+  if (config_.preset == Preset::kGymnasium) {
+    // AtariPreprocessing._get_obs: pools in place into obs_buffer[0] (which so keeps the max), resizes.
+    if (config_.maxpool && config_.frameskip > 1) {
+      std::vector<uint8_t>& a = gym_buffer_[0];
+      const std::vector<uint8_t>& b = gym_buffer_[1];
+      for (size_t p = 0; p < a.size(); ++p) a[p] = std::max(a[p], b[p]);
+    }
+    resize_(gym_buffer_[0].data(), frame_.data());
+    return;
+  }
   // WarpFrame on MaxAndSkipEnv's max of two RGB frames (or on the raw frame): gray, then INTER_AREA.
   const uint8_t* a = obs_is_raw_ ? raw_.data() : pool_[0].data();
   const uint8_t* b = obs_is_raw_ ? raw_.data() : pool_[1].data();
@@ -243,9 +327,17 @@ void AtariEnv::warp() {
   resize_(scratch_.data(), frame_.data());
 }
 
-void AtariEnv::clear_stack() {
-  // VecFrameStack zero-pads after every reset and every done (life losses included).
-  std::fill(stack_.begin(), stack_.end(), 0);
+void AtariEnv::restart_stack() {
+  // VecFrameStack (and FrameStackObservation's "zero" padding) zero-pads after every reset and
+  // every done, life losses included; "reset" padding repeats the reset frame.
+  if (config_.pad_with_reset) {
+    for (int j = 0; j < config_.stack_num; ++j) {
+      std::copy(frame_.begin(), frame_.end(), stack_.begin() + static_cast<size_t>(j) * frame_.size());
+    }
+  } else {
+    std::fill(stack_.begin(), stack_.end(), 0);
+    push_frame();
+  }
 }
 
 void AtariEnv::push_frame() {
@@ -259,7 +351,9 @@ void AtariEnv::write_stack(uint8_t* out) const {
   const size_t pixels = static_cast<size_t>(config_.img_height) * config_.img_width;
   for (int j = 0; j < stack; ++j) {  // j = 0 is the oldest frame
     const uint8_t* src = stack_.data() + static_cast<size_t>((newest_ + 1 + j) % stack) * frame_.size();
-    if (config_.channels_last) {
+    if (config_.layout == Layout::kFrames) {
+      std::memcpy(out + j * frame_.size(), src, frame_.size());
+    } else if (config_.layout == Layout::kHWC) {
       const size_t step = static_cast<size_t>(stack) * channels;
       for (size_t p = 0; p < pixels; ++p) {
         for (int c = 0; c < channels; ++c) out[p * step + j * channels + c] = src[p * channels + c];
@@ -276,32 +370,58 @@ void AtariEnv::write_stack(uint8_t* out) const {
 }
 
 void AtariEnv::reset(const std::vector<uint32_t>* seed, uint8_t* obs) {
-  fire_reset(seed);
-  clear_stack();
-  push_frame();
+  env_reset(seed);
+  restart_stack();
   write_stack(obs);
 }
 
-void AtariEnv::step(int action, StepResult& result, uint8_t* obs) {
-  const Outcome out = life_step(action);
+void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs) {
+  if (needs_reset_) {
+    // Gymnasium NEXT_STEP: the step after a done is a reset; the action is ignored.
+    reset(nullptr, obs);
+    result = StepResult{};
+    result.reset = true;
+    result.lives = reset_info_.lives;
+    result.episode_frame_number = reset_info_.episode_frame_number;
+    result.frame_number = reset_info_.frame_number;
+    return;
+  }
+  strength_ = strength;
+  const int lives_before = ale_.lives();
+  Outcome out;
+  if (config_.preset == Preset::kGymnasium) {
+    out = gym_skip(action);
+  } else {
+    out = life_step(action);
+  }
   warp();
+  const int lives = ale_.lives();
+  // life_loss_info (ALE's vector env): a life loss is reported as terminated; nothing resets.
+  const bool life_lost = config_.life_loss_info && 0 < lives && lives < lives_before;
   result.reward = static_cast<float>(
       config_.reward_clipping ? static_cast<double>((out.reward > 0) - (out.reward < 0)) : out.reward);
-  result.done = out.ended();
+  result.terminated = out.terminated || life_lost;
+  result.truncated = out.truncated && !result.terminated;
+  result.done = result.terminated || result.truncated;
+  result.reset = false;
   result.time_limit_truncated = out.truncated && !out.terminated;
-  result.lives = ale_.lives();
+  result.lives = lives;
   result.episode_frame_number = ale_.getEpisodeFrameNumber();
   result.frame_number = ale_.getFrameNumber();
   result.game_end = out.game_ended;
   result.episode_return = out.game_ended ? episode_return_ : 0.0;
   result.episode_length = out.game_ended ? episode_length_ : 0;
   push_frame();
-  if (result.done) {
-    // DummyVecEnv + VecFrameStack: keep the terminal stack, reset now, restart the stack.
-    write_stack(final_obs_.data());
-    fire_reset(nullptr);
-    clear_stack();
-    push_frame();
+  if (result.done) write_stack(final_obs_.data());  // info["terminal_observation"] / final_obs
+  if (out.ended()) {
+    if (config_.next_step_autoreset) {
+      needs_reset_ = true;
+    } else {
+      // DummyVecEnv + VecFrameStack: keep the terminal stack, reset now, restart the stack.
+      env_reset(nullptr);
+      restart_stack();
+      result.reset = true;
+    }
   }
   write_stack(obs);
 }

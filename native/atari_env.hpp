@@ -17,10 +17,14 @@ namespace sb3ale {
 /// emulators' reads of it on worker threads, would be a data race.
 void quiet_ale_logs();
 
-/// What one agent step reports for one env (SB3's reward, done and info keys).
+/// What one agent step reports for one env (SB3's reward, done and info keys; gymnasium's split).
 struct StepResult {
   float reward = 0;              ///< summed over the skip, clipped to its sign if configured
-  bool done = false;             ///< terminated (game over or, with episodic life, a life loss) or truncated
+  bool terminated = false;       ///< game over, or a life loss with episodic_life / life_loss_info
+  bool truncated = false;        ///< ALE's frame limit, and not terminated
+  bool done = false;             ///< terminated or truncated
+  bool reset = false;            ///< the obs is a fresh episode's: auto-reset (same step) or, with
+                                 ///< next-step auto-reset, this whole step was a reset (reward 0)
   bool time_limit_truncated = false;  ///< info["TimeLimit.truncated"]: truncated and not terminated
   int lives = 0;                 ///< info of the step's last frame, before any auto-reset
   int episode_frame_number = 0;
@@ -36,13 +40,15 @@ struct ResetInfo {
   int lives = 0;
   int episode_frame_number = 0;
   int frame_number = 0;
-  bool has_seeds = false;        ///< AtariEnv.reset(seed=...) adds "seeds" when it is returned as is
+  bool has_seeds = false;        ///< AtariEnv.reset(seed=...) adds "seeds" (kept when infos merge)
   std::array<uint32_t, 2> seeds{};
 };
 
-/// The SB3 chain `AtariWrapper(Monitor(AtariEnv(frameskip=1)))` + `VecFrameStack`, for one game:
-/// Monitor -> StickyActionEnv -> NoopResetEnv -> MaxAndSkipEnv -> EpisodicLifeEnv -> FireResetEnv
-/// -> WarpFrame -> ClipRewardEnv, then frame stacking with same-step auto-reset.
+/// One game behind one of two preprocessing chains, reproduced step for step:
+/// - SB3 `AtariWrapper(Monitor(AtariEnv(frameskip=1)))` + `VecFrameStack`: Monitor -> StickyActionEnv
+///   -> NoopResetEnv -> MaxAndSkipEnv -> EpisodicLifeEnv -> FireResetEnv -> WarpFrame -> ClipRewardEnv,
+///   then frame stacking with same-step auto-reset;
+/// - gymnasium `FrameStackObservation(AtariPreprocessing(AtariEnv(frameskip=1)))`.
 class AtariEnv {
  public:
   /// Loads the ROM (seeded from OS entropy until the first seeded reset, as AtariEnv does).
@@ -51,8 +57,9 @@ class AtariEnv {
   /// A VecEnv reset: FireResetEnv.reset(seed=...) down the chain, a zeroed stack, the obs into `obs`.
   /// `seed` holds the seed's 32-bit words (least significant first); nullptr means no seed.
   void reset(const std::vector<uint32_t>* seed, uint8_t* obs);
-  /// One agent step with action index `action`; on done, auto-resets (no seed) in the same call.
-  void step(int action, StepResult& result, uint8_t* obs);
+  /// One agent step with action index `action` (paddle `strength` in [0, 1]). After a done, the
+  /// auto-reset (no seed) runs in the same call or, with next_step_autoreset, instead of the next step.
+  void step(int action, float strength, StepResult& result, uint8_t* obs);
 
   /// The full stack at the last done, before the auto-reset (info["terminal_observation"]).
   const std::vector<uint8_t>& final_obs() const { return final_obs_; }
@@ -69,6 +76,7 @@ class AtariEnv {
     bool terminated = false;
     bool truncated = false;
     bool game_ended = false;  // the ALE itself ended the game (what Monitor sees)
+    bool life_lost = false;   // for life_loss_info: 0 < lives < lives before the step
     bool ended() const { return terminated || truncated; }
   };
 
@@ -82,8 +90,12 @@ class AtariEnv {
   void life_reset(const std::vector<uint32_t>* seed);
   void fire_reset(const std::vector<uint32_t>* seed);
   void warp();
+  Outcome gym_skip(int action);
+  void gym_reset(const std::vector<uint32_t>* seed);
+  void gym_capture(std::vector<uint8_t>& dst) const;
+  void env_reset(const std::vector<uint32_t>* seed);
   void fill_reset_info();
-  void clear_stack();
+  void restart_stack();
   void push_frame();
   void write_stack(uint8_t* out) const;
 
@@ -97,6 +109,10 @@ class AtariEnv {
   int screen_h_ = 0, screen_w_ = 0;
   std::array<std::array<uint8_t, 3>, 256> palette_{};
   std::vector<uint8_t> gray_pair_;     // gray(max(rgb[a], rgb[b])) for palette indices a, b
+  std::array<uint8_t, 256> ale_gray_{};  // ALE's own grayscale of each palette index
+  float strength_ = 1.0f;              // paddle strength of the current agent step
+  bool seeded_reset_ = false;          // the last reset_game() was seeded (gymnasium keeps "seeds")
+  bool needs_reset_ = false;           // next-step auto-reset: the episode has ended
 
   // Preprocessing state, named after the SB3 wrapper that owns it.
   int sticky_action_ = 0;              // StickyActionEnv._sticky_action
@@ -105,6 +121,7 @@ class AtariEnv {
   bool obs_is_raw_ = false;            // the chain's current obs is raw_, not the pooled buffers
   int lives_ = 0;                      // EpisodicLifeEnv.lives
   bool was_real_done_ = true;          // EpisodicLifeEnv.was_real_done
+  std::vector<uint8_t> gym_buffer_[2];  // AtariPreprocessing.obs_buffer: gray or RGB values
   double episode_return_ = 0;          // Monitor.rewards, summed
   int64_t episode_length_ = 0;         // Monitor: frames since the last reset_game()
   ResetInfo reset_info_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "engine.hpp"
@@ -21,7 +22,7 @@ py::array_t<T> new_array(std::vector<py::ssize_t> shape) {
   return py::array_t<T>(shape);
 }
 
-/// Waits for the engine's work in flight with the GIL released, in slices, so that Ctrl-C gets
+/// Waits for the engine's next recv with the GIL released, in slices, so that Ctrl-C gets
 /// through: on a signal, envs not yet started are skipped, running ones finish, then it raises.
 void wait_interruptibly(Engine& engine) {
   for (;;) {
@@ -42,12 +43,14 @@ void wait_interruptibly(Engine& engine) {
   }
 }
 
-/// Owns the engine and the observation array a pending step writes into.
+using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+/// Owns the engine and the observation array a pending full batch writes into.
 class PyEngine {
  public:
-  PyEngine(const EnvConfig& config, int num_envs, int num_threads, int thread_affinity_offset) {
+  PyEngine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size) {
     py::gil_scoped_release release;
-    engine_ = std::make_unique<Engine>(config, num_envs, num_threads, thread_affinity_offset);
+    engine_ = std::make_unique<Engine>(configs, num_threads, thread_affinity_offset, batch_size);
   }
 
   ~PyEngine() { close(); }
@@ -55,80 +58,100 @@ class PyEngine {
   void close() {
     if (!engine_) return;
     {
-      py::gil_scoped_release release;  // joining waits for a step in flight
+      py::gil_scoped_release release;  // joining waits for work in flight
       engine_.reset();
     }
     pending_obs_ = py::none();
   }
 
-  py::array_t<uint8_t> reset(const std::vector<sb3ale::Seed>& seeds) {
+  void send_reset(const std::vector<sb3ale::Seed>& seeds, const std::optional<IdArray>& env_ids) {
     Engine& engine = get();
-    if (engine.pending()) {
-      wait_interruptibly(engine);
-      engine.recv();  // a step in flight finishes first; its results are dropped
-    }
-    auto obs = new_array<uint8_t>(batch_shape());
-    engine.send_reset(seeds, obs.mutable_data());
-    pending_obs_ = obs;
-    wait_interruptibly(engine);
-    pending_obs_ = py::none();
-    engine.recv();
-    return obs;
+    const std::vector<int> ids = to_ids(env_ids, seeds.size());
+    start(ids, [&](uint8_t* rows) {
+      py::gil_scoped_release release;  // steps still in flight finish first; their results are dropped
+      engine.send_reset(ids, seeds, rows);
+    });
   }
 
-  void send(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& actions) {
+  void send(const IdArray& actions, const std::optional<IdArray>& env_ids,
+            const std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>& strengths) {
     Engine& engine = get();
-    if (actions.ndim() != 1 || actions.shape(0) != engine.num_envs()) {
-      throw std::invalid_argument("actions must have shape (" + std::to_string(engine.num_envs()) + ",)");
-    }
+    if (actions.ndim() != 1) throw std::invalid_argument("actions must be a 1-d array");
+    const std::vector<int> ids = to_ids(env_ids, static_cast<size_t>(actions.shape(0)));
     std::vector<int64_t> copy(actions.data(), actions.data() + actions.shape(0));
-    auto obs = new_array<uint8_t>(batch_shape());  // fresh every step: SB3 keeps the previous one
-    engine.send(copy, obs.mutable_data());
-    pending_obs_ = obs;
+    std::vector<float> strength(copy.size(), 1.0f);
+    if (strengths) {
+      if (strengths->ndim() != 1 || strengths->shape(0) != actions.shape(0)) {
+        throw std::invalid_argument("paddle strengths must be a 1-d array as long as the actions");
+      }
+      std::copy(strengths->data(), strengths->data() + strengths->shape(0), strength.begin());
+    }
+    start(ids, [&](uint8_t* rows) { engine.send(ids, copy, strength, rows); });
   }
 
   py::tuple recv() {
     Engine& engine = get();
-    if (!engine.pending()) throw std::runtime_error("recv() called without send()");
+    if (engine.expected() == 0) throw std::runtime_error("recv() called with nothing in flight: send() first");
     wait_interruptibly(engine);
-    py::object error = py::none();
-    try {
-      engine.recv();
-    } catch (const std::exception& e) {
-      error = py::str(e.what());
+    const py::ssize_t n = engine.expected();
+    py::array_t<uint8_t> obs;
+    const bool direct = !pending_obs_.is_none();  // a full batch wrote straight into its rows
+    if (direct) {
+      obs = py::reinterpret_borrow<py::array_t<uint8_t>>(pending_obs_);
+    } else {
+      obs = new_array<uint8_t>(batch_shape(n));
     }
-    const auto& results = engine.results();
-    const py::ssize_t n = engine.num_envs();
+    std::string error;
+    std::vector<int> ids;
+    {
+      py::gil_scoped_release release;
+      ids = engine.recv(direct ? nullptr : obs.mutable_data(), error);
+    }
+    pending_obs_ = py::none();
+    if (direct) std::sort(ids.begin(), ids.end());  // row i is env i
+    auto env_id = new_array<int64_t>({n});
     auto rewards = new_array<float>({n});
     auto dones = new_array<bool>({n});
+    auto terminated = new_array<bool>({n});
     auto truncated = new_array<bool>({n});
+    auto reset = new_array<bool>({n});
+    auto time_limit = new_array<bool>({n});
     auto lives = new_array<int64_t>({n});
     auto episode_frame_number = new_array<int64_t>({n});
     auto frame_number = new_array<int64_t>({n});
     auto game_end = new_array<bool>({n});
     auto episode_return = new_array<double>({n});
     auto episode_length = new_array<int64_t>({n});
-    for (py::ssize_t i = 0; i < n; ++i) {
-      const auto& r = results[static_cast<size_t>(i)];
-      rewards.mutable_at(i) = r.reward;
-      dones.mutable_at(i) = r.done;
-      truncated.mutable_at(i) = r.time_limit_truncated;
-      lives.mutable_at(i) = r.lives;
-      episode_frame_number.mutable_at(i) = r.episode_frame_number;
-      frame_number.mutable_at(i) = r.frame_number;
-      game_end.mutable_at(i) = r.game_end;
-      episode_return.mutable_at(i) = r.episode_return;
-      episode_length.mutable_at(i) = r.episode_length;
+    std::vector<int> failed;
+    for (py::ssize_t k = 0; k < n; ++k) {
+      const int i = ids[static_cast<size_t>(k)];
+      sb3ale::StepResult r = engine.result(i);
+      if (!error.empty() && is_failed(engine, i)) {
+        failed.push_back(i);
+        r = sb3ale::StepResult{};
+      }
+      env_id.mutable_at(k) = i;
+      rewards.mutable_at(k) = r.reward;
+      dones.mutable_at(k) = r.done;
+      terminated.mutable_at(k) = r.terminated;
+      truncated.mutable_at(k) = r.truncated;
+      reset.mutable_at(k) = r.reset;
+      time_limit.mutable_at(k) = r.time_limit_truncated;
+      lives.mutable_at(k) = r.lives;
+      episode_frame_number.mutable_at(k) = r.episode_frame_number;
+      frame_number.mutable_at(k) = r.frame_number;
+      game_end.mutable_at(k) = r.game_end;
+      episode_return.mutable_at(k) = r.episode_return;
+      episode_length.mutable_at(k) = r.episode_length;
     }
-    auto obs = py::reinterpret_borrow<py::array_t<uint8_t>>(pending_obs_);
-    pending_obs_ = py::none();
-    const std::vector<int> failed = engine.failed_envs();
-    const size_t size = static_cast<size_t>(engine.config().obs_size());
-    for (int i : failed) std::fill_n(obs.mutable_data() + i * size, size, 0);  // never half-written rows
     py::dict info;
-    info["error"] = error;
+    info["env_id"] = env_id;
+    info["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
     info["failed"] = failed;
-    info["TimeLimit.truncated"] = truncated;
+    info["terminated"] = terminated;
+    info["truncated"] = truncated;
+    info["reset"] = reset;
+    info["TimeLimit.truncated"] = time_limit;
     info["lives"] = lives;
     info["episode_frame_number"] = episode_frame_number;
     info["frame_number"] = frame_number;
@@ -163,17 +186,27 @@ class PyEngine {
     return out;
   }
 
-  std::vector<int> action_set() { return to_ints(env(0).action_set()); }
-  bool pending() { return engine_ && engine_->pending(); }
+  bool pending() { return engine_ && engine_->in_flight() > 0; }
   void inject_fault(int i) { get().inject_fault(i); }
   bool closed() const { return !engine_; }
   int num_envs() { return get().num_envs(); }
   int num_threads() { return get().num_threads(); }
+  int batch_size() { return get().batch_size(); }
   std::vector<py::ssize_t> obs_shape() {
-    const EnvConfig& c = get().config();
-    const py::ssize_t depth = static_cast<py::ssize_t>(c.channels()) * c.stack_num;
-    if (c.channels_last) return {c.img_height, c.img_width, depth};
-    return {depth, c.img_height, c.img_width};
+    const EnvConfig& c = get().config(0);
+    const py::ssize_t h = c.img_height, w = c.img_width, channels = c.channels(), stack = c.stack_num;
+    switch (c.layout) {
+      case sb3ale::Layout::kCHW:
+        return {channels * stack, h, w};
+      case sb3ale::Layout::kHWC:
+        return {h, w, channels * stack};
+      case sb3ale::Layout::kFrames:
+        break;
+    }
+    std::vector<py::ssize_t> shape{stack, h, w};  // gymnasium: no channel axis for gray,
+    if (channels > 1) shape.push_back(channels);
+    if (stack == 1) shape.erase(shape.begin());   // no stack axis without stacking
+    return shape;
   }
 
   static std::vector<int> to_ints(const ale::ActionVect& actions) {
@@ -187,13 +220,54 @@ class PyEngine {
   }
   const sb3ale::AtariEnv& env(int i) {
     Engine& engine = get();
-    if (engine.pending()) throw std::runtime_error("a step is in flight: call recv() first");
     if (i < 0 || i >= engine.num_envs()) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
     return engine.env(i);
   }
-  std::vector<py::ssize_t> batch_shape() {
+  static bool is_failed(const Engine& engine, int i) {
+    const std::vector<int> failed = engine.failed_envs();
+    return std::find(failed.begin(), failed.end(), i) != failed.end();
+  }
+  std::vector<int> to_ids(const std::optional<IdArray>& env_ids, size_t count) {
+    Engine& engine = get();
+    if (!env_ids) {
+      if (count != static_cast<size_t>(engine.num_envs())) {
+        throw std::invalid_argument("without env_ids, one value per env is needed (" +
+                                    std::to_string(engine.num_envs()) + "), got " + std::to_string(count));
+      }
+      std::vector<int> ids(count);
+      for (size_t i = 0; i < count; ++i) ids[i] = static_cast<int>(i);
+      return ids;
+    }
+    if (env_ids->ndim() != 1) throw std::invalid_argument("env_ids must be a 1-d array");
+    std::vector<int> ids;
+    for (py::ssize_t k = 0; k < env_ids->shape(0); ++k) {
+      const int64_t i = env_ids->at(k);
+      if (i < 0 || i >= engine.num_envs()) {
+        throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " +
+                                std::to_string(engine.num_envs()) + ")");
+      }
+      ids.push_back(static_cast<int>(i));
+    }
+    return ids;
+  }
+  /// Sends with a fresh array for the results when the whole batch goes at once (the zero-copy
+  /// path: rows by env id, kept alive here), else into the engine's rows, gathered by recv.
+  template <typename Send>
+  void start(const std::vector<int>& ids, Send send) {
+    Engine& engine = get();
+    const bool full = static_cast<int>(ids.size()) == engine.num_envs() && engine.batch_size() == engine.num_envs();
+    if (!full) {
+      send(nullptr);
+      pending_obs_ = py::none();  // a reset has drained any full batch in flight
+      return;
+    }
+    auto obs = new_array<uint8_t>(batch_shape(engine.num_envs()));  // fresh every step: SB3 keeps the last one
+    send(obs.mutable_data());
+    pending_obs_ = obs;
+  }
+  std::vector<py::ssize_t> batch_shape(py::ssize_t n) {
     std::vector<py::ssize_t> shape = obs_shape();
-    shape.insert(shape.begin(), get().num_envs());
+    shape.insert(shape.begin(), n);
     return shape;
   }
 
@@ -217,6 +291,14 @@ PYBIND11_MODULE(_engine, m) {
   m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + SB3 preprocessing)";
   m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
 
+  py::enum_<sb3ale::Preset>(m, "Preset")
+      .value("SB3", sb3ale::Preset::kSB3)
+      .value("GYMNASIUM", sb3ale::Preset::kGymnasium);
+  py::enum_<sb3ale::Layout>(m, "Layout")
+      .value("CHW", sb3ale::Layout::kCHW)
+      .value("HWC", sb3ale::Layout::kHWC)
+      .value("FRAMES", sb3ale::Layout::kFrames);
+
   py::class_<EnvConfig>(m, "EnvConfig")
       .def(py::init<>())
       .def_readwrite("rom_path", &EnvConfig::rom_path)
@@ -226,7 +308,11 @@ PYBIND11_MODULE(_engine, m) {
       .def_readwrite("img_height", &EnvConfig::img_height)
       .def_readwrite("img_width", &EnvConfig::img_width)
       .def_readwrite("stack_num", &EnvConfig::stack_num)
-      .def_readwrite("channels_last", &EnvConfig::channels_last)
+      .def_readwrite("layout", &EnvConfig::layout)
+      .def_readwrite("pad_with_reset", &EnvConfig::pad_with_reset)
+      .def_readwrite("preset", &EnvConfig::preset)
+      .def_readwrite("next_step_autoreset", &EnvConfig::next_step_autoreset)
+      .def_readwrite("life_loss_info", &EnvConfig::life_loss_info)
       .def_readwrite("noop_max", &EnvConfig::noop_max)
       .def_readwrite("fire_reset", &EnvConfig::fire_reset)
       .def_readwrite("episodic_life", &EnvConfig::episodic_life)
@@ -241,22 +327,27 @@ PYBIND11_MODULE(_engine, m) {
       .def_readwrite("env_frameskip_max", &EnvConfig::env_frameskip_max);
 
   py::class_<PyEngine>(m, "Engine")
-      .def(py::init<const EnvConfig&, int, int, int>(), py::arg("config"), py::arg("num_envs"),
-           py::arg("num_threads") = 0, py::arg("thread_affinity_offset") = -1)
-      .def("reset", &PyEngine::reset, py::arg("seeds"),
-           "Reset every env; seeds[i] is None or the seed's 32-bit words, least significant first.")
-      .def("send", &PyEngine::send, py::arg("actions"), "Start a step of every env (returns at once).")
-      .def("recv", &PyEngine::recv, "Wait for the step: (obs, rewards, dones, info arrays).")
+      .def(py::init<const std::vector<EnvConfig>&, int, int, int>(), py::arg("configs"),
+           py::arg("num_threads") = 0, py::arg("thread_affinity_offset") = -1, py::arg("batch_size") = 0,
+           "One env per config; batch_size 0 means every recv returns all envs.")
+      .def("send_reset", &PyEngine::send_reset, py::arg("seeds"), py::arg("env_ids") = py::none(),
+           "Start resetting envs (all, or env_ids); seeds[k] is None or the seed's 32-bit words, least "
+           "significant first. Steps still in flight finish first and are dropped.")
+      .def("send", &PyEngine::send, py::arg("actions"), py::arg("env_ids") = py::none(),
+           py::arg("paddle_strengths") = py::none(), "Start a step of envs (all, or env_ids); returns at once.")
+      .def("recv", &PyEngine::recv,
+           "Wait for the next min(batch_size, in flight) envs: (obs, rewards, dones, info arrays), "
+           "info['env_id'] naming each row.")
       .def("terminal_obs", &PyEngine::terminal_obs, py::arg("env_id"))
       .def("reset_info", &PyEngine::reset_info, py::arg("env_id"))
       .def("screen_rgb", &PyEngine::screen_rgb, py::arg("env_id"))
       .def("close", &PyEngine::close)
       .def("_inject_fault", &PyEngine::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
-      .def_property_readonly("action_set", &PyEngine::action_set)
       .def_property_readonly("pending", &PyEngine::pending)
       .def_property_readonly("closed", &PyEngine::closed)
       .def_property_readonly("num_envs", &PyEngine::num_envs)
       .def_property_readonly("num_threads", &PyEngine::num_threads)
+      .def_property_readonly("batch_size", &PyEngine::batch_size)
       .def_property_readonly("obs_shape", &PyEngine::obs_shape);
 
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,

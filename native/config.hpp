@@ -1,4 +1,4 @@
-// Every engine option, its unit and its default: the only copy (mirrored once in Python, options.py).
+// Every engine option, its unit and its default: the only copy (validated in Python, options.py).
 #pragma once
 
 #include <string>
@@ -8,6 +8,19 @@ namespace sb3ale {
 constexpr int kScreenHeight = 210;  ///< every ALE game renders 210 x 160
 constexpr int kScreenWidth = 160;
 
+/// Whose preprocessing chain an env reproduces, step for step.
+enum class Preset : int {
+  kSB3 = 0,        ///< AtariWrapper(AtariEnv(frameskip=1)) + VecFrameStack, DummyVecEnv auto-reset
+  kGymnasium = 1,  ///< FrameStackObservation(AtariPreprocessing(AtariEnv(frameskip=1)))
+};
+
+/// How the stacked observation is laid out (C = 1 for gray, 3 for RGB).
+enum class Layout : int {
+  kCHW = 0,     ///< (stack*C, h, w): SB3 VecTransposeImage, the CnnPolicy layout
+  kHWC = 1,     ///< (h, w, stack*C): SB3 VecFrameStack without the transpose
+  kFrames = 2,  ///< (stack, h, w[, C]): gymnasium FrameStackObservation, frames in order
+};
+
 struct EnvConfig {
   std::string rom_path;                 ///< ROM file, from the installed ale-py wheel
   int frameskip = 4;                    ///< emulator frames per agent step (action repeat)
@@ -16,10 +29,16 @@ struct EnvConfig {
   int img_height = 84;                  ///< observation height, OpenCV INTER_AREA resize
   int img_width = 84;                   ///< observation width
   int stack_num = 4;                    ///< frames per observation, newest last, zero-padded
-  bool channels_last = false;           ///< (h, w, C*stack_num) instead of (C*stack_num, h, w)
+  Layout layout = Layout::kCHW;
+  bool pad_with_reset = false;          ///< pad a fresh stack with the reset frame, not zeros
+  Preset preset = Preset::kSB3;
+  bool next_step_autoreset = false;     ///< reset on the step after a done (gymnasium NEXT_STEP)
   int noop_max = 30;                    ///< no-op frames 1..noop_max after a real reset; 0 = none
   bool fire_reset = true;               ///< FIRE then action 2 after every reset and life loss
-  bool episodic_life = true;            ///< a life loss is a done that continues the same game
+  /// SB3: a life loss is a done that continues the same game (EpisodicLifeEnv). Gymnasium: a life
+  /// loss terminates the episode at that frame, the next reset starts a new game (terminal_on_life_loss).
+  bool episodic_life = true;
+  bool life_loss_info = false;          ///< a life loss is reported as terminated, without any reset
   bool reward_clipping = true;          ///< reward -> sign(reward)
   float repeat_action_probability = 0;  ///< ALE's own sticky actions (per frame, ALE's RNG)
   double action_repeat_probability = 0; ///< SB3 StickyActionEnv (per frame, the env's numpy RNG)

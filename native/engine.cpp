@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -15,85 +16,214 @@ int thread_count(int requested, int num_envs) {
   return std::max(1, std::min(requested == 0 ? cores : requested, num_envs));
 }
 
+const EnvConfig& first(const std::vector<EnvConfig>& configs) {
+  if (configs.empty()) throw std::invalid_argument("num_envs must be >= 1");
+  return configs.front();
+}
+
 }  // namespace
 
-Engine::Engine(const EnvConfig& config, int num_envs, int num_threads, int thread_affinity_offset)
-    : config_(config),
-      resize_(kScreenHeight, kScreenWidth, config.img_height, config.img_width, config.channels()),
-      pool_(thread_count(num_threads, std::max(num_envs, 1)), thread_affinity_offset) {
-  if (num_envs < 1) throw std::invalid_argument("num_envs must be >= 1");
-  quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
-  // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.
-  if (!ale::ALEInterface::isSupportedROM(config_.rom_path)) {
-    throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + config_.rom_path);
+Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset,
+               int batch_size)
+    : configs_(configs),
+      batch_size_(batch_size == 0 ? static_cast<int>(configs.size()) : batch_size),
+      obs_size_(static_cast<size_t>(first(configs).obs_size())),
+      resize_(kScreenHeight, kScreenWidth, first(configs).img_height, first(configs).img_width,
+              first(configs).channels()),
+      pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
+            [this](int i) { run_env(i); }) {
+  const int n = static_cast<int>(configs_.size());
+  if (batch_size_ < 1 || batch_size_ > n) {
+    throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
   }
-  const auto n = static_cast<size_t>(num_envs);
-  envs_.resize(n);
-  results_.resize(n);
-  errors_.resize(n);
-  failed_.assign(n, 0);
-  inject_fault_.assign(n, 0);
+  quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
+  for (const EnvConfig& c : configs_) {
+    const EnvConfig& c0 = configs_.front();
+    if (c.img_height != c0.img_height || c.img_width != c0.img_width || c.grayscale != c0.grayscale ||
+        c.stack_num != c0.stack_num || c.layout != c0.layout) {
+      throw std::invalid_argument("every env of an engine needs the same observation shape");
+    }
+    // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.
+    if (!ale::ALEInterface::isSupportedROM(c.rom_path)) {
+      throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + c.rom_path);
+    }
+  }
+  const auto size = static_cast<size_t>(n);
+  envs_.resize(size);
+  ops_.resize(size);
+  results_.resize(size);
+  errors_.resize(size);
+  failed_.assign(size, 0);
+  busy_.assign(size, 0);
+  inject_fault_.assign(size, 0);
   // Loading a ROM takes a while: do it on the workers.
-  run(num_envs, [this](int i) { envs_[i] = std::make_unique<AtariEnv>(config_, resize_); });
+  std::vector<int> all(size);
+  for (int i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+  pool_.submit(all);
+  pool_.wait(n);
+  pool_.take(n);
+  const std::string error = describe_errors(all);
+  if (error.empty()) return;
+  for (const auto& e : errors_) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument(error);
+    } catch (...) {
+      throw std::runtime_error(error);
+    }
+  }
 }
 
-void Engine::send_reset(const std::vector<Seed>& seeds, uint8_t* obs) {
-  if (pending_) recv();
-  if (seeds.size() != envs_.size()) throw std::invalid_argument("reset needs one seed (or None) per env");
-  seeds_ = seeds;
-  interrupted_ = false;
-  const size_t size = static_cast<size_t>(config_.obs_size());
-  pending_ = true;
-  start(num_envs(), [this, obs, size](int i) {
-    if (failed_[i]) envs_[i] = std::make_unique<AtariEnv>(config_, resize_);  // a fresh emulator
-    const Seed& seed = seeds_[static_cast<size_t>(i)];
-    envs_[i]->reset(seed ? &*seed : nullptr, obs + i * size);
-  });
+const AtariEnv& Engine::env(int i) const {
+  if (i < 0 || i >= num_envs()) throw std::out_of_range("env id " + std::to_string(i) + " is out of range");
+  if (busy_[static_cast<size_t>(i)]) throw std::runtime_error("env " + std::to_string(i) + " is in flight: recv() it first");
+  if (!envs_[static_cast<size_t>(i)]) throw std::runtime_error("env " + std::to_string(i) + " failed: reset() rebuilds it");
+  return *envs_[static_cast<size_t>(i)];
 }
 
-void Engine::send(const std::vector<int64_t>& actions, uint8_t* obs) {
-  if (pending_) throw std::logic_error("send() called twice without recv()");
-  if (actions.size() != envs_.size()) throw std::invalid_argument("send needs one action per env");
+void Engine::check_ids(const std::vector<int>& ids, size_t values) const {
+  if (ids.empty()) throw std::invalid_argument("no env ids given");
+  if (values != ids.size()) {
+    throw std::invalid_argument(std::to_string(values) + " values for " + std::to_string(ids.size()) + " env ids");
+  }
+  std::vector<char> seen(envs_.size(), 0);
+  for (int i : ids) {
+    if (i < 0 || i >= num_envs()) {
+      throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " + std::to_string(num_envs()) + ")");
+    }
+    if (seen[static_cast<size_t>(i)]++) throw std::invalid_argument("env id " + std::to_string(i) + " is given twice");
+    if (busy_[static_cast<size_t>(i)]) {
+      throw std::invalid_argument("env " + std::to_string(i) + " is still in flight: recv() returns it first");
+    }
+  }
+}
+
+void Engine::dispatch(const std::vector<int>& ids, uint8_t* rows) {
+  if (rows == nullptr && staging_.empty()) staging_.assign(obs_size_ * envs_.size(), 0);
+  uint8_t* base = rows != nullptr ? rows : staging_.data();
+  for (int i : ids) {
+    ops_[static_cast<size_t>(i)].out = base + static_cast<size_t>(i) * obs_size_;
+    busy_[static_cast<size_t>(i)] = 1;
+  }
+  in_flight_ += static_cast<int>(ids.size());
+  pool_.submit(ids);
+}
+
+void Engine::send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows) {
+  if (in_flight_ > 0 || interrupted_) drain();  // a reset drops the results of steps in flight
+  check_ids(ids, seeds.size());
+  if (static_cast<int>(ids.size()) == num_envs()) interrupted_ = false;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    Op& op = ops_[static_cast<size_t>(ids[k])];
+    op.kind = Op::kReset;
+    op.seed = seeds[k];
+  }
+  dispatch(ids, rows);
+}
+
+void Engine::send(const std::vector<int>& ids, const std::vector<int64_t>& actions,
+                  const std::vector<float>& strengths, uint8_t* rows) {
   if (interrupted_) throw std::runtime_error("the last step or reset was interrupted part-way: reset() first");
-  for (size_t i = 0; i < envs_.size(); ++i) {
+  check_ids(ids, actions.size());
+  if (strengths.size() != ids.size()) throw std::invalid_argument("send needs one paddle strength per action");
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const auto i = static_cast<size_t>(ids[k]);
     if (failed_[i]) {
-      throw std::runtime_error("env " + std::to_string(i) + " failed in an earlier step: reset() rebuilds it");
+      throw std::runtime_error("env " + std::to_string(ids[k]) + " failed in an earlier step: reset() rebuilds it");
     }
     const auto n = static_cast<int64_t>(envs_[i]->action_set().size());
-    if (actions[i] < 0 || actions[i] >= n) {
-      throw std::out_of_range("env " + std::to_string(i) + ": action " + std::to_string(actions[i]) +
+    if (actions[k] < 0 || actions[k] >= n) {
+      throw std::out_of_range("env " + std::to_string(ids[k]) + ": action " + std::to_string(actions[k]) +
                               " is out of range [0, " + std::to_string(n) + ")");
     }
-  }
-  actions_ = actions;
-  const size_t size = static_cast<size_t>(config_.obs_size());
-  pending_ = true;
-  start(num_envs(), [this, obs, size](int i) {
-    if (inject_fault_[i]) {
-      inject_fault_[i] = 0;
-      throw std::runtime_error("injected fault");
+    if (!(strengths[k] >= 0.0f && strengths[k] <= 1.0f)) {
+      throw std::out_of_range("env " + std::to_string(ids[k]) + ": paddle strength " +
+                              std::to_string(strengths[k]) + " is outside [0, 1]");
     }
-    envs_[i]->step(static_cast<int>(actions_[i]), results_[i], obs + i * size);
-  });
+  }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    Op& op = ops_[static_cast<size_t>(ids[k])];
+    op.kind = Op::kStep;
+    op.action = static_cast<int>(actions[k]);
+    op.strength = strengths[k];
+  }
+  dispatch(ids, rows);
+}
+
+void Engine::run_env(int i) {
+  // A failing env still finishes its task, so the caller gets an error, never a hang.
+  const auto e = static_cast<size_t>(i);
+  Op& op = ops_[e];
+  errors_[e] = nullptr;
+  try {
+    switch (op.kind) {
+      case Op::kBuild:
+        envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_);
+        break;
+      case Op::kReset:
+        if (failed_[e]) envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_);  // a fresh emulator
+        envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);
+        results_[e] = StepResult{};
+        results_[e].reset = true;
+        break;
+      case Op::kStep:
+        if (inject_fault_[e]) {
+          inject_fault_[e] = 0;
+          throw std::runtime_error("injected fault");
+        }
+        envs_[e]->step(op.action, op.strength, results_[e], op.out);
+        break;
+    }
+  } catch (...) {
+    errors_[e] = std::current_exception();
+  }
 }
 
 bool Engine::wait_for(std::chrono::milliseconds timeout) {
-  return !pending_ || pool_.wait_for(timeout);
+  return expected() == 0 || pool_.wait_for(expected(), timeout);
 }
 
-void Engine::recv() {
-  if (!pending_) throw std::logic_error("recv() called without a pending send()");
-  pool_.wait();
-  pending_ = false;
-  for (size_t i = 0; i < errors_.size(); ++i) failed_[i] = errors_[i] != nullptr;
-  raise_errors();
+std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
+  const int count = expected();
+  if (count == 0) throw std::logic_error("recv() called with no env in flight: send() first");
+  pool_.wait(count);
+  std::vector<int> ids = pool_.take(count);
+  in_flight_ -= count;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const auto i = static_cast<size_t>(ids[k]);
+    busy_[i] = 0;
+    failed_[i] = errors_[i] != nullptr;
+    uint8_t* staged = staging_.empty() ? nullptr : staging_.data() + i * obs_size_;
+    if (failed_[i]) {
+      std::fill_n(ops_[i].out, obs_size_, 0);  // never a half-written row
+    }
+    if (ops_[i].out == staged && gather != nullptr) {
+      std::memcpy(gather + k * obs_size_, staged, obs_size_);
+    }
+  }
+  error = describe_errors(ids);
+  return ids;
 }
 
 void Engine::cancel() {
-  if (!pending_) return;
-  pool_.cancel();
-  pending_ = false;
+  if (in_flight_ == 0) return;
+  for (int i : pool_.cancel()) {  // never started: not in flight any more
+    busy_[static_cast<size_t>(i)] = 0;
+    --in_flight_;
+  }
   interrupted_ = true;
+}
+
+void Engine::drain() {
+  pool_.wait(in_flight_);
+  for (int i : pool_.take(in_flight_)) {
+    const auto e = static_cast<size_t>(i);
+    busy_[e] = 0;
+    failed_[e] = errors_[e] != nullptr;
+  }
+  in_flight_ = 0;
 }
 
 std::vector<int> Engine::failed_envs() const {
@@ -104,49 +234,21 @@ std::vector<int> Engine::failed_envs() const {
   return ids;
 }
 
-void Engine::start(int n, std::function<void(int)> task) {
-  // A failing env still completes its slot, so the caller gets an exception, never a hang.
-  pool_.start(n, [this, task = std::move(task)](int i) {
-    errors_[i] = nullptr;
-    try {
-      task(i);
-    } catch (...) {
-      errors_[i] = std::current_exception();
-    }
-  });
-}
-
-void Engine::run(int n, std::function<void(int)> task) {
-  start(n, std::move(task));
-  pool_.wait();
-  raise_errors();
-}
-
-void Engine::raise_errors() {
+std::string Engine::describe_errors(const std::vector<int>& ids) const {
   std::string message;
-  std::exception_ptr first;
-  for (size_t i = 0; i < errors_.size(); ++i) {
-    if (!errors_[i]) continue;
-    if (!first) first = errors_[i];
+  for (int i : ids) {
+    const std::exception_ptr& e = errors_[static_cast<size_t>(i)];
+    if (!e) continue;
     std::string what = "unknown error";
     try {
-      std::rethrow_exception(errors_[i]);
-    } catch (const std::exception& e) {
-      what = e.what();
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = ex.what();
     } catch (...) {
     }
     message += (message.empty() ? "env " : "; env ") + std::to_string(i) + ": " + what;
   }
-  if (!first) return;
-  try {
-    std::rethrow_exception(first);
-  } catch (const std::invalid_argument&) {
-    throw std::invalid_argument(message);
-  } catch (const std::out_of_range&) {
-    throw std::out_of_range(message);
-  } catch (...) {
-    throw std::runtime_error(message);
-  }
+  return message;
 }
 
 }  // namespace sb3ale

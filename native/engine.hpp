@@ -1,4 +1,4 @@
-// N emulators stepped in batches on a pool of worker threads; errors are reported per env.
+// N emulators stepped on a pool of worker threads, in whole batches or EnvPool-style partial ones.
 #pragma once
 
 #include <chrono>
@@ -18,60 +18,83 @@ namespace sb3ale {
 
 using Seed = std::optional<std::vector<uint32_t>>;  ///< a seed's 32-bit words, least significant first
 
-/// The batched engine. Results never depend on the thread count or on which thread ran which env:
-/// each env only touches its own state. Not thread-safe itself: one caller drives it.
+/// The batched engine. Results never depend on the thread count, the batch size or which thread
+/// ran which env: each env only touches its own state. Not thread-safe itself: one caller drives it.
 ///
-/// Work is started by send() or send_reset() and finished by recv(); wait_for() lets a caller
-/// wait in slices (to handle signals) before recv(). An env whose task throws is marked failed:
-/// the other envs' results stand, steps are refused until a reset rebuilds the failed envs.
+/// send() / send_reset() start work on some envs; recv() waits for the first min(batch_size, envs in
+/// flight) of them to finish and returns their ids in the order they finished. An env is in flight
+/// from its send until a recv returns it, and cannot be sent again meanwhile. An env whose task
+/// throws is marked failed: the other envs' results stand, steps are refused until a reset
+/// rebuilds the failed envs.
 class Engine {
  public:
-  /// `num_threads` 0 means one per core, never more than `num_envs`.
-  Engine(const EnvConfig& config, int num_envs, int num_threads, int thread_affinity_offset);
+  /// One config per env (they may differ in ROM and resets, not in observation shape).
+  /// `num_threads` 0 means one per core, never more than the envs; `batch_size` 0 means all envs.
+  Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size);
 
   int num_envs() const { return static_cast<int>(envs_.size()); }
   int num_threads() const { return pool_.size(); }
-  const EnvConfig& config() const { return config_; }
-  const AtariEnv& env(int i) const { return *envs_.at(static_cast<size_t>(i)); }
+  int batch_size() const { return batch_size_; }
+  int in_flight() const { return in_flight_; }
+  const EnvConfig& config(int i) const { return configs_.at(static_cast<size_t>(i)); }
+  /// Env i, which must not be in flight.
+  const AtariEnv& env(int i) const;
 
-  /// Starts resetting every env (seeds[i] applies to env i; failed envs are rebuilt first);
-  /// the observations go to `obs`, which the caller keeps alive until recv().
-  void send_reset(const std::vector<Seed>& seeds, uint8_t* obs);
-  /// Starts stepping env i with action index actions[i]; observations go to `obs` (kept alive by
-  /// the caller until recv()). Throws, before anything runs, on a bad action or a failed env.
-  void send(const std::vector<int64_t>& actions, uint8_t* obs);
-  /// Waits at most `timeout` for the work in flight; true when it is done (or none is pending).
+  /// Starts resetting envs `ids` (seeds[k] applies to ids[k]; failed envs are rebuilt first).
+  /// With `rows`, env i writes its observation to rows + i * obs_size (the caller keeps it alive
+  /// until recv); without, to the engine's own row, which recv copies out.
+  void send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows);
+  /// Starts a step of envs `ids` with action indices actions[k] and paddle strengths[k]. Throws,
+  /// before anything runs, on a bad id or action, an env in flight or a failed env.
+  void send(const std::vector<int>& ids, const std::vector<int64_t>& actions,
+            const std::vector<float>& strengths, uint8_t* rows);
+  /// How many envs the next recv returns: min(batch_size, in flight).
+  int expected() const { return std::min(batch_size_, in_flight_); }
+  /// Waits at most `timeout` for the next recv's envs; true when they are done.
   bool wait_for(std::chrono::milliseconds timeout);
-  /// Waits for the work in flight. If envs failed, throws (the first failure's type:
-  /// invalid_argument, out_of_range or runtime_error) with a message naming each failed env.
-  void recv();
+  /// Waits for the next expected() envs and returns their ids in the order they finished; the
+  /// observations of those sent without `rows` are copied to gather (row k for the k-th id).
+  /// Envs that failed are listed, with what went wrong, in `error` (empty if none).
+  std::vector<int> recv(uint8_t* gather, std::string& error);
   /// Stops the work in flight early (for Ctrl-C): envs not yet started are left as they were,
-  /// those running finish; steps are refused until the next reset.
+  /// those running finish, nothing is returned; steps are refused until the next reset.
   void cancel();
 
-  bool pending() const { return pending_; }
-  /// Envs whose last task failed (their rows of the last results are not valid).
+  /// Envs whose last task failed (their results are not valid).
   std::vector<int> failed_envs() const;
-  /// The per-env results of the last step, valid after recv().
-  const std::vector<StepResult>& results() const { return results_; }
+  /// Env i's results of its last step, valid once recv returned it.
+  const StepResult& result(int i) const { return results_.at(static_cast<size_t>(i)); }
   /// For tests of the error path: env i's next step throws std::runtime_error.
   void inject_fault(int i) { inject_fault_.at(static_cast<size_t>(i)) = 1; }
 
  private:
-  void start(int n, std::function<void(int)> task);  // task(i) for every env, errors recorded
-  void run(int n, std::function<void(int)> task);    // start, wait, raise
-  void raise_errors();
+  struct Op {  // what env i does when a worker picks it up
+    enum Kind { kBuild, kReset, kStep } kind = kBuild;
+    int action = 0;
+    float strength = 1.0f;
+    Seed seed;
+    uint8_t* out = nullptr;
+  };
 
-  EnvConfig config_;
+  void run_env(int i);
+  void check_ids(const std::vector<int>& ids, size_t values) const;
+  void dispatch(const std::vector<int>& ids, uint8_t* rows);
+  void drain();  // waits for every env in flight and forgets their results
+  std::string describe_errors(const std::vector<int>& ids) const;
+
+  std::vector<EnvConfig> configs_;
+  int batch_size_ = 0;
+  size_t obs_size_ = 0;
   AreaResize resize_;
   std::vector<std::unique_ptr<AtariEnv>> envs_;
+  std::vector<Op> ops_;
   std::vector<StepResult> results_;
   std::vector<std::exception_ptr> errors_;  // per env, null when its last task succeeded
   std::vector<char> failed_;                // per env: broken until a reset rebuilds it
+  std::vector<char> busy_;                  // per env: sent and not yet returned by recv
   std::vector<char> inject_fault_;
-  std::vector<int64_t> actions_;
-  std::vector<Seed> seeds_;
-  bool pending_ = false;
+  std::vector<uint8_t> staging_;            // one observation row per env, for sends without rows
+  int in_flight_ = 0;
   bool interrupted_ = false;  // a batch was cancelled part-way: only a reset makes envs agree again
   ThreadPool pool_;  // last: destroyed first, so no worker outlives the state its tasks touch
 };

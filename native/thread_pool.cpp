@@ -3,9 +3,12 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+
 namespace sb3ale {
 
-ThreadPool::ThreadPool(int num_threads, int affinity_offset) {
+ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task)
+    : task_(std::move(task)) {
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   for (int t = 0; t < num_threads; ++t) {
     workers_.emplace_back([this] { work(); });
@@ -22,49 +25,67 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
+    queue_.clear();
   }
   work_ready_.notify_all();
   for (auto& worker : workers_) worker.join();
 }
 
-void ThreadPool::start(int n, std::function<void(int)> task) {
+void ThreadPool::submit(const std::vector<int>& indices) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    task_ = std::move(task);
-    size_ = n;
-    next_ = 0;
-    remaining_ = n;
+    queue_.insert(queue_.end(), indices.begin(), indices.end());
   }
-  work_ready_.notify_all();
+  if (indices.size() == 1) {
+    work_ready_.notify_one();
+  } else {
+    work_ready_.notify_all();
+  }
 }
 
-void ThreadPool::wait() {
+bool ThreadPool::wait_for(int count, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  batch_done_.wait(lock, [this] { return remaining_ == 0; });
+  wanted_ = count;
+  return finished_.wait_for(lock, timeout, [&] { return static_cast<int>(done_.size()) >= count; });
 }
 
-bool ThreadPool::wait_for(std::chrono::milliseconds timeout) {
+void ThreadPool::wait(int count) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return batch_done_.wait_for(lock, timeout, [this] { return remaining_ == 0; });
+  wanted_ = count;
+  finished_.wait(lock, [&] { return static_cast<int>(done_.size()) >= count; });
 }
 
-void ThreadPool::cancel() {
+std::vector<int> ThreadPool::take(int count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  count = std::min(count, static_cast<int>(done_.size()));
+  std::vector<int> taken(done_.begin(), done_.begin() + count);
+  done_.erase(done_.begin(), done_.begin() + count);
+  return taken;
+}
+
+std::vector<int> ThreadPool::cancel() {
   std::unique_lock<std::mutex> lock(mutex_);
-  remaining_ -= size_ - next_;
-  next_ = size_;
-  batch_done_.wait(lock, [this] { return remaining_ == 0; });
+  std::vector<int> dropped(queue_.begin(), queue_.end());
+  queue_.clear();
+  finished_.wait(lock, [this] { return running_ == 0; });
+  return dropped;
 }
 
 void ThreadPool::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    work_ready_.wait(lock, [this] { return stop_ || next_ < size_; });
+    work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    const int index = next_++;
+    const int index = queue_.front();
+    queue_.pop_front();
+    ++running_;
     lock.unlock();
-    task_(index);  // safe unlocked: task_ changes only once every task of the batch has finished
+    task_(index);
     lock.lock();
-    if (--remaining_ == 0) batch_done_.notify_all();
+    --running_;
+    done_.push_back(index);
+    // Wake the caller only when what it waits for is there: one wake-up per batch, not per env.
+    if (static_cast<int>(done_.size()) >= wanted_ || running_ == 0) finished_.notify_all();
   }
 }
 

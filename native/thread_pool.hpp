@@ -1,8 +1,9 @@
-// A fixed pool of worker threads that runs one batch of indexed tasks at a time.
+// A fixed pool of worker threads that runs one task per queued index, and reports finished indices.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -10,36 +11,40 @@
 
 namespace sb3ale {
 
-/// Runs task(0..n-1) on its workers; any worker may run any index. One batch at a time:
-/// start() a batch, then wait() for it. Tasks must not throw (the engine records errors per env).
+/// Workers pop indices from a queue and run task(index); finished indices queue up in the order
+/// they finished, for take(). Any worker may run any index. The task must not throw (the engine
+/// records errors per env) and must not run twice at once for the same index (the caller's rule).
 class ThreadPool {
  public:
   /// `affinity_offset` >= 0 pins worker t to CPU (affinity_offset + t) mod the CPU count.
-  ThreadPool(int num_threads, int affinity_offset);
+  ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  void start(int n, std::function<void(int)> task);
-  void wait();
-  /// Waits at most `timeout` for the batch; true when it has finished.
-  bool wait_for(std::chrono::milliseconds timeout);
-  /// Hands out no more tasks of the batch and waits for those already running.
-  void cancel();
+  void submit(const std::vector<int>& indices);
+  /// Waits at most `timeout` until `count` finished indices are waiting; true when they are.
+  bool wait_for(int count, std::chrono::milliseconds timeout);
+  void wait(int count);
+  /// The first `count` finished indices, in the order they finished (wait for them first).
+  std::vector<int> take(int count);
+  /// Drops the queued indices that no worker has started (returned), waits for the running ones.
+  std::vector<int> cancel();
   int size() const { return static_cast<int>(workers_.size()); }
 
  private:
   void work();
 
+  const std::function<void(int)> task_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
-  std::condition_variable batch_done_;
-  std::function<void(int)> task_;  // written only while no batch runs
-  int size_ = 0;                   // tasks in the current batch
-  int next_ = 0;                   // next index to hand out
-  int remaining_ = 0;              // tasks not yet finished
+  std::condition_variable finished_;
+  std::deque<int> queue_;  // submitted, not started
+  std::deque<int> done_;   // finished, not yet taken
+  int running_ = 0;
+  int wanted_ = 0;         // finished indices the caller waits for
   bool stop_ = false;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // last: started once the rest is built
 };
 
 }  // namespace sb3ale

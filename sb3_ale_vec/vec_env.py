@@ -18,34 +18,12 @@ from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec import _engine
-from sb3_ale_vec.games import camel_name, rom_id, rom_path
+from sb3_ale_vec.games import camel_name
+from sb3_ale_vec.options import build_batch, check_bool, check_int, seed_words
 
 PRESETS = ("sb3",)
 # Attributes the engine fixes at construction: set_attr cannot change them.
 _ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_"))
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < low or (high is not None and value > high):
-        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
-    return int(value)
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
-
-
-def _check_probability(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a float, got {type(value).__name__}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
-    return float(value)
 
 
 def _built_by(wrapper: type) -> bool:
@@ -58,23 +36,6 @@ def _built_by(wrapper: type) -> bool:
         if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), wrapper):
             return True
     return False
-
-
-def _seed_words(seed: Any) -> list[int] | None:
-    """A seed as numpy's SeedSequence reads it: 32-bit words, least significant first."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"a seed must be a non-negative int or None, got {type(seed).__name__}")
-    seed = int(seed)
-    if seed < 0:
-        raise ValueError(f"a seed must be a non-negative int or None, got {seed}")
-    words = []
-    while True:
-        words.append(seed & 0xFFFFFFFF)
-        seed >>= 32
-        if not seed:
-            return words
 
 
 class EngineError(RuntimeError):
@@ -103,7 +64,8 @@ class AleNativeVecEnv(VecEnv):
     full-game score written as SB3's ``Monitor`` under ``AtariWrapper`` writes it.
 
     :param game: ROM id (``"breakout"``); ``"Breakout"``, ``"BreakoutNoFrameskip-v4"`` and
-        ``"ALE/Breakout-v5"`` name the same game
+        ``"ALE/Breakout-v5"`` name the same game; or one per env, for multi-task batches (games with
+        different action sets need ``full_action_space=True``; fire reset is decided per game)
     :param num_envs: number of emulators
     :param seed: base seed: env i gets ``seed + i`` at the first ``reset()`` (``VecEnv.seed``)
     :param preset: whose defaults the ``None`` options take; ``"sb3"`` is SB3's ``AtariWrapper``
@@ -116,8 +78,10 @@ class AleNativeVecEnv(VecEnv):
     :param channels_last: ``(h, w, stack)`` instead of ``(stack, h, w)``
     :param noop_max: at most this many no-op frames after a real reset (drawn from 1..noop_max)
     :param use_fire_reset: FIRE, then action 2, after every reset and life loss
-        (``None``: when the game has FIRE, as ``AtariWrapper``)
+        (``None``: when the game has FIRE, as ``AtariWrapper``; with ``full_action_space`` every game has it)
     :param episodic_life: a life loss ends the episode but continues the game (``None``: True)
+    :param life_loss_info: a life loss is a done (with ``terminal_observation``, the obs itself) that
+        resets nothing, not even the frame stack: ALE's vector-env option, for ``episodic_life=False``
     :param reward_clipping: rewards become their sign (``None``: True)
     :param repeat_action_probability: ALE's sticky actions (``ALE/*-v5`` uses 0.25)
     :param action_repeat_probability: SB3 ``StickyActionEnv``'s sticky actions
@@ -150,6 +114,7 @@ class AleNativeVecEnv(VecEnv):
         noop_max: int = 30,
         use_fire_reset: bool | None = None,
         episodic_life: bool | None = None,
+        life_loss_info: bool = False,
         reward_clipping: bool | None = None,
         repeat_action_probability: float = 0.0,
         action_repeat_probability: float = 0.0,
@@ -166,54 +131,35 @@ class AleNativeVecEnv(VecEnv):
             raise ValueError(f"Unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
-        self.game = rom_id(game)
+        num_envs = check_int("num_envs", num_envs, 1)
+        batch = build_batch(
+            game, num_envs, preset=preset, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
+            img_height=img_height, img_width=img_width, stack_num=stack_num,
+            layout="hwc" if check_bool("channels_last", channels_last) else "chw", pad_with_reset=False,
+            noop_max=noop_max, use_fire_reset=use_fire_reset, episodic_life=episodic_life,
+            life_loss_info=life_loss_info, reward_clipping=reward_clipping,
+            repeat_action_probability=repeat_action_probability,
+            action_repeat_probability=action_repeat_probability, full_action_space=full_action_space,
+            continuous=False, max_num_frames_per_episode=max_num_frames_per_episode, mode=mode,
+            difficulty=difficulty, env_frameskip=env_frameskip, next_step_autoreset=False)
+        self.games = batch.games
+        self.game = batch.games[0] if len(set(batch.games)) == 1 else list(batch.games)
         self.preset = preset
-        num_envs = _check_int("num_envs", num_envs, 1)
         # Before VecEnv.__init__, which asks get_attr("render_mode").
         self.render_mode = render_mode
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
-        config = _engine.EnvConfig()
-        config.rom_path = rom_path(self.game)
-        config.frameskip = _check_int("frameskip", frameskip, 1)
-        config.maxpool = _check_bool("maxpool", maxpool)
-        config.grayscale = _check_bool("grayscale", grayscale)
-        config.img_height = _check_int("img_height", img_height, 1, 4096)
-        config.img_width = _check_int("img_width", img_width, 1, 4096)
-        config.stack_num = _check_int("stack_num", stack_num, 1)
-        config.channels_last = _check_bool("channels_last", channels_last)
-        config.noop_max = _check_int("noop_max", noop_max, 0)
-        config.full_action_space = _check_bool("full_action_space", full_action_space)
-        action_set = _engine.action_set(config.rom_path, config.full_action_space)
-        self._action_meanings = [ale_py.Action(a).name for a in action_set]
-        has_fire = "FIRE" in self._action_meanings  # AtariWrapper's test for FireResetEnv
-        config.fire_reset = has_fire if use_fire_reset is None else _check_bool("use_fire_reset", use_fire_reset)
-        if config.fire_reset and (len(self._action_meanings) < 3 or self._action_meanings[1] != "FIRE"):
-            raise ValueError(f"use_fire_reset=True needs FIRE as action 1 and 3+ actions; {self.game} has "
-                             f"{self._action_meanings}")
-        config.episodic_life = True if episodic_life is None else _check_bool("episodic_life", episodic_life)
-        config.reward_clipping = True if reward_clipping is None else _check_bool("reward_clipping", reward_clipping)
-        config.repeat_action_probability = _check_probability("repeat_action_probability", repeat_action_probability)
-        config.action_repeat_probability = _check_probability("action_repeat_probability", action_repeat_probability)
-        config.max_num_frames_per_episode = _check_int("max_num_frames_per_episode", max_num_frames_per_episode, 0)
-        config.mode = -1 if mode is None else _check_int("mode", mode, 0)
-        config.difficulty = -1 if difficulty is None else _check_int("difficulty", difficulty, 0)
-        if isinstance(env_frameskip, tuple):
-            if len(env_frameskip) != 2 or not 1 <= env_frameskip[0] < env_frameskip[1]:
-                raise ValueError(f"env_frameskip as a range must be (low, high) with 1 <= low < high, got {env_frameskip}")
-            config.env_frameskip = _check_int("env_frameskip[0]", env_frameskip[0], 1)
-            config.env_frameskip_max = _check_int("env_frameskip[1]", env_frameskip[1], 2)
-        else:
-            config.env_frameskip = _check_int("env_frameskip", env_frameskip, 1)
-        num_threads = _check_int("num_threads", num_threads, 0)
-        thread_affinity_offset = _check_int("thread_affinity_offset", thread_affinity_offset, -1)
-        self.config = config
-        self._engine = _engine.Engine(config, num_envs, num_threads, thread_affinity_offset)
+        self._action_meanings = batch.action_meanings
+        self._fire_reset = batch.fire_reset
+        self.config = batch.configs[0]
+        self._engine = _engine.Engine(batch.configs, check_int("num_threads", num_threads, 0),
+                                      check_int("thread_affinity_offset", thread_affinity_offset, -1))
 
         observation_space = spaces.Box(0, 255, tuple(self._engine.obs_shape), np.uint8)
-        super().__init__(num_envs, observation_space, spaces.Discrete(len(action_set)))
+        super().__init__(num_envs, observation_space, spaces.Discrete(len(self._action_meanings)))
         # VecEnv.__init__ replaced metadata; AtariEnv's, with its fps, is what video recorders read.
         self.metadata = dict(ale_py.env.AtariEnv.metadata)
-        self.spec = gym.spec(f"{camel_name(self.game)}NoFrameskip-v4") if preset == "sb3" else None
+        self._specs = [gym.spec(f"{camel_name(g)}NoFrameskip-v4") for g in self.games]
+        self.spec = self._specs[0]
         self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
         self.seed(seed)
 
@@ -226,7 +172,8 @@ class AleNativeVecEnv(VecEnv):
         restarted: it plays one NOOP step and goes on (its seed is then unused).
         """
         engine = self._live_engine()  # a step still in flight finishes first; its results are dropped
-        obs = engine.reset([_seed_words(s) for s in self._seeds])
+        engine.send_reset([seed_words(s) for s in self._seeds])
+        obs = engine.recv()[0]
         self.reset_infos = [engine.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
@@ -244,6 +191,7 @@ class AleNativeVecEnv(VecEnv):
             raise RuntimeError("step_wait() called without step_async()")
         obs, rewards, dones, info = engine.recv()
         failed = set(info["failed"])
+        reset = info["reset"].tolist()
         truncated, lives = info["TimeLimit.truncated"].tolist(), info["lives"].tolist()
         episode_frames, frames = info["episode_frame_number"].tolist(), info["frame_number"].tolist()
         infos: list[dict[str, Any]] = []
@@ -262,6 +210,7 @@ class AleNativeVecEnv(VecEnv):
             env_info["TimeLimit.truncated"] = truncated[i]
             if done:
                 env_info["terminal_observation"] = engine.terminal_obs(i)
+            if reset[i]:
                 self.reset_infos[i] = engine.reset_info(i)
             infos.append(env_info)
         if failed:
@@ -298,7 +247,9 @@ class AleNativeVecEnv(VecEnv):
         for i in self._get_indices(indices):
             if attr_name in self._attrs[i]:
                 values.append(self._attrs[i][attr_name])
-            elif attr_name in ("render_mode", "metadata", "spec", "action_space", "game"):
+            elif attr_name in ("spec", "game"):
+                values.append(self._specs[i] if attr_name == "spec" else self.games[i])
+            elif attr_name in ("render_mode", "metadata", "action_space"):
                 values.append(getattr(self, attr_name))
             elif attr_name == "observation_space":
                 values.append(self.observation_space)
@@ -335,11 +286,13 @@ class AleNativeVecEnv(VecEnv):
             atari_wrappers.NoopResetEnv: c.noop_max > 0,
             atari_wrappers.MaxAndSkipEnv: c.frameskip > 1,
             atari_wrappers.EpisodicLifeEnv: c.episodic_life,
-            atari_wrappers.FireResetEnv: c.fire_reset,
+            atari_wrappers.FireResetEnv: None,  # per game
             atari_wrappers.WarpFrame: c.grayscale,
             atari_wrappers.ClipRewardEnv: c.reward_clipping,
             atari_wrappers.StickyActionEnv: c.action_repeat_probability > 0,
         }
+        if wrapper_class is atari_wrappers.FireResetEnv:
+            return [self._fire_reset[i] for i in self._get_indices(indices)]
         return [emulated.get(wrapper_class, False) for _ in self._get_indices(indices)]
 
     def get_action_meanings(self) -> list[str]:

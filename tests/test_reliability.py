@@ -104,12 +104,12 @@ def test_missing_and_corrupt_roms(tmp_path, monkeypatch):
     config = _engine.EnvConfig()
     config.rom_path = str(tmp_path / "nothing.bin")
     with pytest.raises(RuntimeError, match="doesn't exist"):
-        _engine.Engine(config, 1)
+        _engine.Engine([config])
     corrupt = tmp_path / "breakout.bin"
     corrupt.write_bytes(b"\x00" * 4096)
     config.rom_path = str(corrupt)
     with pytest.raises(ValueError, match="not a ROM that ALE supports"):
-        _engine.Engine(config, 1)
+        _engine.Engine([config])
     monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # ale-py's own ROM folder override
     with pytest.raises(OSError, match="hash of breakout.bin does not match"):
         AleNativeVecEnv("breakout", 1)

@@ -1,0 +1,304 @@
+"""AleVectorEnv: the native engine as a Gymnasium ``VectorEnv``, synchronous or EnvPool-style batched."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ale_py
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from sb3_ale_vec import _engine
+from sb3_ale_vec.options import build_batch, check_float, check_int, seed_words
+
+_STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
+
+
+def _direction_table() -> np.ndarray:
+    """ALE action id for (horizontal + 1, vertical + 1, fire), as gymnasium's AtariEnv.map_action_idx."""
+    table = np.zeros((3, 3, 2), dtype=np.int64)
+    for h, horizontal in enumerate(("LEFT", "", "RIGHT")):
+        for v, vertical in enumerate(("DOWN", "", "UP")):
+            for fire in (0, 1):
+                name = vertical + horizontal + ("FIRE" if fire else "")
+                table[h, v, fire] = ale_py.Action[name or "NOOP"].value
+    return table
+
+
+class AleVectorEnv(VectorEnv):
+    """Many Atari games on native threads, as a Gymnasium ``VectorEnv``.
+
+    With ``preset="gymnasium"`` (the default) each env reproduces, bit for bit,
+    ``FrameStackObservation(AtariPreprocessing(gym.make("ALE/<Game>-v5", frameskip=1), ...), stack_num,
+    padding_type="zero")`` in a ``SyncVectorEnv`` with the same ``autoreset_mode``: gray from ALE's own
+    palette before the max-pool, no fire reset, unclipped rewards, sticky actions 0.25, and
+    ``episodic_life`` as ``terminal_on_life_loss``. ``preset="sb3"`` gives SB3's ``AtariWrapper`` chain.
+
+    With ``batch_size < num_envs`` it works as EnvPool does: ``recv()`` returns the first
+    ``batch_size`` envs to finish, ``info["env_id"]`` names them, and the next ``send()`` (or
+    ``step()``) addresses exactly those.
+
+    :param game: ROM id or gymnasium id, or one per env (multi-task batches; with different action
+        sets, ``full_action_space=True`` gives every game all 18 actions)
+    :param num_envs: number of envs
+    :param preset: ``"gymnasium"`` or ``"sb3"``: the defaults of the options left as None
+    :param batch_size: envs per ``recv()`` (0: all, synchronous)
+    :param autoreset_mode: ``NEXT_STEP`` (gymnasium's default), ``SAME_STEP`` (``final_obs`` /
+        ``final_info`` in the infos) or ``DISABLED`` (reset done envs with ``options["reset_mask"]``)
+    :param stack_padding: ``"zero"`` or ``"reset"`` (``FrameStackObservation``'s ``padding_type``)
+    :param episodic_life: a life loss terminates the episode (gymnasium's ``terminal_on_life_loss``)
+    :param life_loss_info: report a life loss as terminated, without resetting anything (ALE's option)
+    :param continuous: actions are ``(radius, theta, fire)`` float32 triples, mapped as gymnasium's
+        ``AtariEnv`` maps them (``continuous_action_threshold``), the radius as the paddle strength
+    :param num_threads: worker threads (0: one per core, at most ``num_envs``)
+    :param thread_affinity_offset: pin worker t to core ``offset + t`` (-1: no pinning)
+
+    The other options are those of ``AleNativeVecEnv``.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": ale_py.env.AtariEnv.metadata["render_fps"]}
+
+    def __init__(
+        self,
+        game: str | Sequence[str],
+        num_envs: int,
+        *,
+        preset: str = "gymnasium",
+        batch_size: int = 0,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        frameskip: int = 4,
+        maxpool: bool = True,
+        grayscale: bool = True,
+        img_height: int = 84,
+        img_width: int = 84,
+        stack_num: int = 4,
+        stack_padding: str = "zero",
+        noop_max: int = 30,
+        use_fire_reset: bool | None = None,
+        episodic_life: bool | None = None,
+        life_loss_info: bool = False,
+        reward_clipping: bool | None = None,
+        repeat_action_probability: float | None = None,
+        full_action_space: bool = False,
+        continuous: bool = False,
+        continuous_action_threshold: float = 0.5,
+        max_num_frames_per_episode: int = 108_000,
+        mode: int | None = None,
+        difficulty: int | None = None,
+        num_threads: int = 0,
+        thread_affinity_offset: int = -1,
+        render_mode: str | None = "rgb_array",
+    ) -> None:
+        self.num_envs = check_int("num_envs", num_envs, 1)
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        if stack_padding not in ("zero", "reset"):
+            raise ValueError(f"stack_padding must be 'zero' or 'reset', got {stack_padding!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
+        batch = build_batch(
+            game, self.num_envs, preset=preset, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
+            img_height=img_height, img_width=img_width, stack_num=stack_num,
+            layout="frames" if preset == "gymnasium" else "chw", pad_with_reset=stack_padding == "reset",
+            noop_max=noop_max, use_fire_reset=use_fire_reset, episodic_life=episodic_life,
+            life_loss_info=life_loss_info, reward_clipping=reward_clipping,
+            repeat_action_probability=repeat_action_probability, action_repeat_probability=0.0,
+            full_action_space=full_action_space, continuous=continuous,
+            max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
+            env_frameskip=1, next_step_autoreset=self.autoreset_mode != AutoresetMode.SAME_STEP)
+        self.games = batch.games
+        self.preset = preset
+        self.continuous = continuous
+        self.continuous_action_threshold = check_float("continuous_action_threshold", continuous_action_threshold,
+                                                       0.0, 1.0)
+        self._engine = _engine.Engine(batch.configs, check_int("num_threads", num_threads, 0),
+                                      check_int("thread_affinity_offset", thread_affinity_offset, -1),
+                                      check_int("batch_size", batch_size, 0, self.num_envs))
+        self.batch_size = self._engine.batch_size
+        self._action_meanings = batch.action_meanings
+        self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+
+        self.single_observation_space = spaces.Box(0, 255, tuple(self._engine.obs_shape), np.uint8)
+        if continuous:
+            # AtariEnv's continuous space: radius, theta (polar joystick) and fire.
+            self.single_action_space = spaces.Box(np.array([0.0, -np.pi, 0.0], np.float32),
+                                                  np.array([1.0, np.pi, 1.0], np.float32), (3,), np.float32)
+            self._directions = _direction_table()
+        else:
+            self.single_action_space = spaces.Discrete(len(self._action_meanings))
+        self.observation_space = batch_space(self.single_observation_space, self.batch_size)
+        self.action_space = batch_space(self.single_action_space, self.batch_size)
+
+        self._obs: np.ndarray | None = None  # the last observation of every env (reset_mask keeps rows)
+        self._env_ids = np.arange(self.num_envs)  # the envs the next send addresses
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)  # AutoresetMode.DISABLED bookkeeping
+
+    # -- gymnasium's VectorEnv API ------------------------------------------------------------------
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every env, or those of ``options["reset_mask"]`` (synchronous mode only).
+
+        ``seed`` is None, an int (env i gets ``seed + i``) or one seed (or None) per env. In batched
+        mode every env resets and the first ``batch_size`` to finish are returned.
+        """
+        if seed is None:
+            seeds: list[Any] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed as a list needs num_envs={self.num_envs} entries, got {len(seeds)}")
+        mask = None if options is None else options.get("reset_mask")
+        if mask is not None:
+            mask = self._check_mask(mask)
+        engine = self._live_engine()
+        if mask is None:
+            engine.send_reset([seed_words(s) for s in seeds])
+            self._needs_reset[:] = False
+        else:
+            ids = np.flatnonzero(mask)
+            engine.send_reset([seed_words(seeds[i]) for i in ids], ids)
+            self._needs_reset[ids] = False
+        obs, _, _, info = engine.recv()
+        ids = info["env_id"]
+        infos: dict[str, Any] = {}
+        for k, i in enumerate(ids.tolist()):
+            infos = self._add_info(infos, engine.reset_info(i), k if self._batched else i)
+        if self._batched:
+            infos["env_id"] = ids
+            self._env_ids = ids
+            return obs, infos
+        if mask is not None:
+            assert self._obs is not None  # _check_mask requires an earlier reset
+            full = self._obs.copy()
+            full[ids] = obs
+            obs = full
+        self._obs = obs
+        return obs, infos
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self.send(actions)
+        return self.recv()
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Start stepping ``env_ids`` (default: the envs the last ``recv()`` or ``reset()`` returned)."""
+        engine = self._live_engine()
+        ids = self._env_ids if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._needs_reset[ids].any():
+            raise ValueError(f"envs {np.flatnonzero(self._needs_reset).tolist()} have ended: with "
+                             "autoreset_mode=DISABLED, reset them with options={'reset_mask': ...} first")
+        if self.continuous:
+            indices, strengths = self._continuous_actions(actions, len(ids))
+            engine.send(indices, None if env_ids is None and not self._batched else ids, strengths)
+        else:
+            engine.send(self._discrete_actions(actions, len(ids)), None if env_ids is None and not self._batched
+                        else ids)
+
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Wait for the next batch: obs, rewards, terminations, truncations and batched infos."""
+        engine = self._live_engine()
+        obs, rewards, _, info = engine.recv()
+        if info["failed"]:
+            raise RuntimeError(f"{info['error']} (reset() rebuilds the failed envs)")
+        ids = info["env_id"]
+        terminated, truncated, reset = info["terminated"], info["truncated"], info["reset"]
+        infos = {key: info[key].copy() for key in _STEP_INFO_KEYS}
+        resets = np.flatnonzero(reset).tolist()
+        if resets and self.autoreset_mode == AutoresetMode.SAME_STEP:
+            final_obs = np.full(len(ids), None, dtype=object)
+            final_info: dict[str, Any] = {}
+            for k in resets:
+                final_obs[k] = engine.terminal_obs(int(ids[k]))
+                final_info = self._add_info(final_info, {key: int(infos[key][k]) for key in _STEP_INFO_KEYS}, k)
+            infos.update({"final_obs": final_obs, "_final_obs": reset.copy(), "final_info": final_info,
+                          "_final_info": reset.copy()})
+        for k in resets:  # the info of a reset is the reset's
+            for key, value in engine.reset_info(int(ids[k])).items():
+                infos[key][k] = value
+        for key in _STEP_INFO_KEYS:
+            infos["_" + key] = np.ones(len(ids), dtype=bool)
+        self._needs_reset[ids] = terminated | truncated
+        self._env_ids = ids
+        if self._batched:
+            infos["env_id"] = ids
+        else:
+            self._obs = obs
+        return obs, rewards.astype(np.float64), terminated, truncated, infos
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """Every env's current RGB screen, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
+        if self.render_mode != "rgb_array":
+            return None
+        engine = self._live_engine()
+        return tuple(engine.screen_rgb(i) for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._engine.close()
+
+    def get_action_meanings(self) -> list[str]:
+        return list(self._action_meanings)
+
+    @property
+    def num_threads(self) -> int:
+        return self._live_engine().num_threads
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    @property
+    def _batched(self) -> bool:
+        return self.batch_size < self.num_envs
+
+    def _live_engine(self) -> Any:
+        if self._engine.closed:
+            raise RuntimeError("this AleVectorEnv is closed")
+        return self._engine
+
+    def _check_mask(self, mask: Any) -> np.ndarray:
+        # The checks of gymnasium's SyncVectorEnv.reset.
+        if not isinstance(mask, np.ndarray):
+            raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+        if mask.shape != (self.num_envs,):
+            raise ValueError(f"`options['reset_mask']` must have shape `({self.num_envs},)`, got {mask.shape}")
+        if mask.dtype != np.bool_:
+            raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
+        if not mask.any():
+            raise ValueError("`options['reset_mask']` must contain at least one True value")
+        if self._batched:
+            raise ValueError("reset_mask needs batch_size == num_envs (in batched mode, reset() resets every env)")
+        if self._obs is None:
+            raise ValueError("reset() every env once before resetting some with reset_mask")
+        return mask
+
+    def _discrete_actions(self, actions: Any, count: int) -> np.ndarray:
+        array = np.asarray(actions)
+        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+            raise TypeError(f"actions must be integers (action indices), got dtype {array.dtype}")
+        if array.shape != (count,):
+            raise ValueError(f"actions must have shape ({count},), got {array.shape}")
+        n = self.single_action_space.n
+        bad = np.flatnonzero((array < 0) | (array >= n))
+        if bad.size:
+            raise ValueError(f"action {array[bad[0]]} (row {bad[0]}) is out of range: allowed 0..{n - 1}")
+        return array.astype(np.int64)
+
+    def _continuous_actions(self, actions: Any, count: int) -> tuple[np.ndarray, np.ndarray]:
+        array = np.asarray(actions)
+        if array.dtype != np.float32:
+            raise TypeError(f"continuous actions must be float32 (radius, theta, fire), got dtype {array.dtype}")
+        if array.shape != (count, 3):
+            raise ValueError(f"continuous actions must have shape ({count}, 3), got {array.shape}")
+        if not self.single_action_space.contains(array[0]) or not np.all((array >= self.single_action_space.low)
+                                                                         & (array <= self.single_action_space.high)):
+            raise ValueError("continuous actions must lie in [0, 1] x [-pi, pi] x [0, 1]")
+        # gymnasium's AtariEnv.step: the polar joystick, thresholded per axis, in float32.
+        radius, theta, fire = array[:, 0], array[:, 1], array[:, 2]
+        x, y = radius * np.cos(theta), radius * np.sin(theta)
+        t = self.continuous_action_threshold
+        horizontal = (x > t).astype(np.int64) - (x < -t).astype(np.int64) + 1
+        vertical = (y > t).astype(np.int64) - (y < -t).astype(np.int64) + 1
+        return self._directions[horizontal, vertical, (fire > t).astype(np.int64)], radius.copy()

@@ -175,7 +175,10 @@ class PyEngine {
     info["lives"] = r.lives;
     info["episode_frame_number"] = r.episode_frame_number;
     info["frame_number"] = r.frame_number;
-    if (r.has_seeds) info["seeds"] = py::make_tuple(r.seeds[0], r.seeds[1]);
+    if (r.has_seeds) {  // numpy's generate_state gives np.uint32 values
+      const py::object uint32 = py::module_::import("numpy").attr("uint32");
+      info["seeds"] = py::make_tuple(uint32(r.seeds[0]), uint32(r.seeds[1]));
+    }
     return info;
   }
 

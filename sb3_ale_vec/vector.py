@@ -186,7 +186,11 @@ class AleVectorEnv(VectorEnv):
         return self.recv()
 
     def send(self, actions: Any, env_ids: Any = None) -> None:
-        """Start stepping ``env_ids`` (default: the envs the last ``recv()`` or ``reset()`` returned)."""
+        """Start stepping ``env_ids`` (default: the envs the last ``recv()`` or ``reset()`` returned).
+
+        ``recv()`` then returns the first min(batch_size, envs in flight) to finish, in the order they
+        finished, with ``info["env_id"]`` whenever that is not every env.
+        """
         engine = self._live_engine()
         ids = self._env_ids if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
         if self.autoreset_mode == AutoresetMode.DISABLED and self._needs_reset[ids].any():
@@ -217,14 +221,13 @@ class AleVectorEnv(VectorEnv):
                 final_info = self._add_info(final_info, {key: int(infos[key][k]) for key in _STEP_INFO_KEYS}, k)
             infos.update({"final_obs": final_obs, "_final_obs": reset.copy(), "final_info": final_info,
                           "_final_info": reset.copy()})
-        for k in resets:  # the info of a reset is the reset's
-            for key, value in engine.reset_info(int(ids[k])).items():
-                infos[key][k] = value
         for key in _STEP_INFO_KEYS:
             infos["_" + key] = np.ones(len(ids), dtype=bool)
+        for k in resets:  # the info of a reset is the reset's (in batched mode, maybe a seeded one)
+            infos = self._add_info(infos, engine.reset_info(int(ids[k])), k)
         self._needs_reset[ids] = terminated | truncated
         self._env_ids = ids
-        if self._batched:
+        if len(ids) < self.num_envs:  # a partial batch names its rows
             infos["env_id"] = ids
         else:
             self._obs = obs

@@ -1,0 +1,268 @@
+"""AleVectorEnv against Gymnasium's own pipeline, step by step, on real emulators.
+
+Reference: SyncVectorEnv([FrameStackObservation(AtariPreprocessing(gym.make("ALE/<Game>-v5",
+frameskip=1), ...), 4, padding_type=...)] * n, autoreset_mode=...). Observations, rewards (float64),
+terminations, truncations and every batched info key (final_obs / final_info included) must be equal.
+"""
+
+from __future__ import annotations
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+from sb3_ale_vec.vector import AleVectorEnv
+from sb3_ale_vec.games import camel_name
+
+gym.register_envs(ale_py)
+
+NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
+ENV_KEYS = ("repeat_action_probability", "full_action_space", "continuous", "max_num_frames_per_episode")
+PRE_KEYS = ("noop_max", "terminal_on_life_loss", "grayscale_obs", "frame_skip", "screen_size")
+
+
+def make_reference(games, mode, padding="zero", **kwargs):
+    def make(game):
+        env = gym.make(f"ALE/{camel_name(game)}-v5", frameskip=1, **{k: kwargs[k] for k in ENV_KEYS if k in kwargs})
+        env = AtariPreprocessing(env, **{k: kwargs[k] for k in PRE_KEYS if k in kwargs})
+        return FrameStackObservation(env, 4, padding_type=padding)
+    return SyncVectorEnv([lambda g=g: make(g) for g in games], autoreset_mode=mode)
+
+
+def make_ours(games, mode, padding="zero", **kwargs):
+    """AleVectorEnv configured as make_reference (gymnasium's names -> ours)."""
+    size = kwargs.get("screen_size", 84)
+    return AleVectorEnv(
+        games, len(games), autoreset_mode=mode, stack_padding=padding, noop_max=kwargs.get("noop_max", 30),
+        episodic_life=kwargs.get("terminal_on_life_loss", False), grayscale=kwargs.get("grayscale_obs", True),
+        frameskip=kwargs.get("frame_skip", 4), img_height=size, img_width=size,
+        **{k: kwargs[k] for k in ENV_KEYS if k in kwargs})
+
+
+def assert_equal(a, b, where):
+    """Equal values, types, dtypes and shapes, through dicts and object arrays."""
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b)):
+            assert_equal(x, y, f"{where}[{k}]")
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), (where, sorted(a), sorted(b))
+        for key in a:
+            assert_equal(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, np.ndarray) and a.dtype == object:
+        assert isinstance(b, np.ndarray) and b.dtype == object and len(a) == len(b), where
+        for x, y in zip(a, b):
+            assert_equal(x, y, where)
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and (a.dtype, a.shape) == (b.dtype, b.shape), (where, a.dtype, b.dtype)
+        assert np.array_equal(a, b), (where, int((a != b).sum()))
+    else:
+        assert type(a) is type(b) and a == b, (where, a, b)
+
+
+def random_actions(rng, env, n):
+    if isinstance(env.single_action_space, gym.spaces.Box):
+        return rng.uniform([0, -np.pi, 0], [1, np.pi, 1], (n, 3)).astype(np.float32)
+    return rng.integers(0, env.single_action_space.n, n)
+
+
+def compare(ref, ours, steps, seed=7, reset_mask_every=0):
+    """Same seeds and actions into both; everything returned must be equal. Returns episode ends."""
+    assert ours.single_observation_space == ref.single_observation_space
+    assert ours.single_action_space == ref.single_action_space
+    assert ours.observation_space == ref.observation_space
+    n = ref.num_envs
+    assert_equal(ref.reset(seed=seed), ours.reset(seed=seed), "reset")
+    rng = np.random.default_rng(seed)
+    ends = 0
+    for t in range(steps):
+        if reset_mask_every and t % reset_mask_every == reset_mask_every - 1:
+            mask = rng.random(n) < 0.5
+            mask[t % n] = True
+            seeds = [int(s) if m else None for s, m in zip(rng.integers(0, 2**40, n), mask)]
+            assert_equal(ref.reset(seed=seeds, options={"reset_mask": mask}),
+                         ours.reset(seed=seeds, options={"reset_mask": mask.copy()}), f"reset_mask t={t}")
+        actions = random_actions(rng, ref, n)
+        expected, got = ref.step(actions), ours.step(actions)
+        for name, x, y in zip(("obs", "rewards", "terminations", "truncations", "infos"), expected, got):
+            assert_equal(x, y, f"t={t} {name}")
+        ends += int(expected[2].sum() + expected[3].sum())
+    return ends
+
+
+def run(games, mode, steps, **kwargs):
+    ref, ours = make_reference(games, mode, **kwargs), make_ours(games, mode, **kwargs)
+    try:
+        return compare(ref, ours, steps, reset_mask_every=kwargs.pop("reset_mask_every", 0))
+    finally:
+        ref.close()
+        ours.close()
+
+
+# FIRE and lives, FIRE without lives, pooling-sensitive gray, big rewards, lives == 0 frames.
+GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert"]
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.parametrize("game", GAMES)
+def test_default_preset_equals_gymnasium(game, mode):
+    run([game] * 3, mode, 700)
+
+
+@pytest.mark.parametrize("game", ["breakout", "space_invaders", "qbert"])
+def test_terminal_on_life_loss(game):
+    assert run([game] * 3, SAME, 600, terminal_on_life_loss=True) > 0
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+def test_short_episodes_end_in_truncation(mode):
+    # ALE's frame limit inside a skip, so that both autoreset modes handle many truncations.
+    assert run(["pong"] * 2, mode, 400, max_num_frames_per_episode=250) >= 10
+
+
+@pytest.mark.parametrize("settings", [
+    {"grayscale_obs": False},
+    {"padding": "reset"},
+    {"frame_skip": 3, "screen_size": 64, "repeat_action_probability": 0.0},
+    {"frame_skip": 1, "noop_max": 0},
+    {"full_action_space": True},
+])
+def test_settings(settings):
+    run(["ms_pacman"] * 2, SAME, 400, **settings)
+
+
+@pytest.mark.parametrize("game", ["pong", "breakout"])
+def test_continuous_actions_and_paddle_strength(game):
+    # AtariPreprocessing's no-ops call step(0), which a continuous AtariEnv refuses: noop_max=0.
+    run([game] * 3, NEXT, 500, continuous=True, noop_max=0)
+
+
+def test_reset_mask_resets_only_the_masked_envs():
+    run(["breakout"] * 4, NEXT, 300, reset_mask_every=37)
+
+
+def test_multi_game_batch_equals_one_reference_env_per_game():
+    run(["breakout", "pong", "ms_pacman"], SAME, 500, full_action_space=True)
+
+
+def test_different_action_sets_need_the_full_action_space():
+    with pytest.raises(ValueError, match="full_action_space=True"):
+        AleVectorEnv(["breakout", "pong"], 2)
+
+
+def test_batched_recv_returns_the_first_envs_to_finish_and_equals_a_synchronous_run():
+    n, batch = 6, 2
+    per_env_actions = np.random.default_rng(3).integers(0, 4, (n, 4000))
+    batched = AleVectorEnv("breakout", n, batch_size=batch, num_threads=2)
+    assert batched.observation_space.shape == (batch, 4, 84, 84)
+    obs, info = batched.reset(seed=11)
+    ids = info["env_id"]
+    assert obs.shape == (batch, 4, 84, 84) and len(set(ids.tolist())) == batch
+    seen = {i: [(obs[k], 0.0, False, False)] for k, i in enumerate(ids)}
+    counts = np.zeros(n, dtype=int)
+    while counts.min() < 8:  # first to finish: a seeded reset (ROM reload) takes a hundred steps
+        actions = per_env_actions[ids, counts[ids]]
+        counts[ids] += 1
+        obs, rewards, term, trunc, info = batched.step(actions)
+        assert set(info) >= {"env_id", "lives", "_lives"} and len(obs) == batch
+        ids = info["env_id"]
+        for k, i in enumerate(ids):
+            seen.setdefault(int(i), []).append((obs[k], rewards[k], term[k], trunc[k]))
+    batched.close()
+
+    sync = AleVectorEnv("breakout", n)
+    obs, _ = sync.reset(seed=11)
+    expected = [[(obs[i], 0.0, False, False)] for i in range(n)]
+    for t in range(int(counts.max())):
+        obs, rewards, term, trunc, _ = sync.step(per_env_actions[:, t])
+        for i in range(n):
+            expected[i].append((obs[i], rewards[i], term[i], trunc[i]))
+    sync.close()
+    for i, got in seen.items():
+        for t, (x, y) in enumerate(zip(expected[i], got)):
+            assert np.array_equal(x[0], y[0]) and x[1:] == y[1:], ("env", i, "step", t)
+
+
+def test_send_recv_explicit_env_ids():
+    env = AleVectorEnv("pong", 4, batch_size=4)
+    env.reset(seed=0)
+    env.send(np.array([1, 2]), env_ids=[3, 0])
+    with pytest.raises(ValueError, match="still in flight"):
+        env.send(np.array([1]), env_ids=[3])
+    obs, _, _, _, info = env.recv()
+    assert sorted(info["env_id"].tolist()) == [0, 3] and obs.shape == (2, 4, 84, 84)
+    with pytest.raises(RuntimeError, match="nothing in flight"):
+        env.recv()
+    env.close()
+
+
+def test_disabled_autoreset_refuses_to_step_an_ended_env_until_reset_mask():
+    env = AleVectorEnv("pong", 2, autoreset_mode=AutoresetMode.DISABLED, max_num_frames_per_episode=100)
+    env.reset(seed=0)
+    ended = np.zeros(2, dtype=bool)
+    while not ended.any():
+        _, _, term, trunc, _ = env.step(np.zeros(2, dtype=np.int64))
+        ended = term | trunc
+    with pytest.raises(ValueError, match="reset_mask"):
+        env.step(np.zeros(2, dtype=np.int64))
+    env.reset(options={"reset_mask": ended})
+    env.step(np.zeros(2, dtype=np.int64))
+    env.close()
+
+
+@pytest.mark.parametrize("preset", ["gymnasium", "sb3"])
+def test_life_loss_info_signals_each_life_loss_and_changes_nothing_else(preset):
+    # The same run with and without the option: same frames, and terminated exactly where a life
+    # went (0 < lives < lives before); with it nothing resets, so the episode continues.
+    kwargs = {"preset": preset, "episodic_life": False, "autoreset_mode": SAME, "max_num_frames_per_episode": 3000}
+    plain, signalled = AleVectorEnv("breakout", 2, **kwargs), AleVectorEnv("breakout", 2, life_loss_info=True, **kwargs)
+    (o1, i1), (o2, i2) = plain.reset(seed=4), signalled.reset(seed=4)
+    assert np.array_equal(o1, o2)
+    lives, losses = i1.get("lives"), 0  # SB3's FireResetEnv returns an empty reset info
+    rng = np.random.default_rng(0)
+    for t in range(500):
+        actions = rng.integers(0, 4, 2)
+        (o1, r1, t1, u1, i1), (o2, r2, t2, u2, i2) = plain.step(actions), signalled.step(actions)
+        assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and np.array_equal(u1, u2), t
+        lost = (0 < i1["lives"]) & (i1["lives"] < lives) if lives is not None else np.zeros(2, bool)
+        assert np.array_equal(t2, t1 | lost), t
+        losses += int(lost.sum())
+        lives = i1["lives"]
+    assert losses > 0
+    plain.close()
+    signalled.close()
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"batch_size": 5}, ValueError),
+    ({"autoreset_mode": "Sometimes"}, ValueError),
+    ({"stack_padding": "edge"}, ValueError),
+    ({"use_fire_reset": True}, ValueError),
+    ({"continuous_action_threshold": 2.0}, ValueError),
+    ({"preset": "dopamine"}, ValueError),
+    ({"num_threads": -1}, ValueError),
+    ({"thread_affinity_offset": "0"}, TypeError),
+])
+def test_bad_options_raise_clear_errors(kwargs, error):
+    with pytest.raises(error):
+        AleVectorEnv("breakout", 4, **kwargs)
+
+
+def test_bad_actions_and_masks_raise_clear_errors():
+    env = AleVectorEnv("breakout", 2, continuous=True)
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="float32"):
+        env.step(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="shape"):
+        env.step(np.zeros((2, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="must lie in"):
+        env.step(np.full((2, 3), 2.0, dtype=np.float32))
+    for mask, error in [([True, False], TypeError), (np.ones(3, bool), ValueError), (np.zeros(2, bool), ValueError)]:
+        with pytest.raises(error):
+            env.reset(options={"reset_mask": mask})
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(np.zeros((2, 3), dtype=np.float32))

@@ -52,7 +52,8 @@ def _make(peer: str, game: str, n: int) -> tuple[Any, Any, int]:
     if peer.startswith("sb3_ale_vec"):
         from sb3_ale_vec import AleNativeVecEnv
 
-        env = AleNativeVecEnv(game, n, seed=0, num_threads=1 if peer.endswith("1 thread") else 0)
+        words = peer.split()  # "sb3_ale_vec", or "sb3_ale_vec K thread(s)"
+        env = AleNativeVecEnv(game, n, seed=0, num_threads=int(words[1]) if len(words) > 1 else 0)
         env.reset()
         return env.step, env.close, int(env.action_space.n)
     if peer.startswith("ale_py"):
@@ -258,10 +259,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--peers", default="all", help="comma-separated, from: " + ", ".join(PEERS))
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
                         help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
+    parser.add_argument("--threads", default="",
+                        help="comma-separated thread counts: also measure this engine with each (scaling)")
     parser.add_argument("--out", help="write OUT.json and OUT.png")
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.num_envs.split(",")]
     names = list(PEERS) if args.peers == "all" else [p.strip() for p in args.peers.split(",")]
+    for k in (int(x) for x in args.threads.split(",") if x):
+        name = f"sb3_ale_vec {k} thread{'s' if k > 1 else ''}"
+        PEERS.setdefault(name, f"this engine with num_threads={k}")
+        if name not in names:
+            names.insert(1, name)
     for name in names:
         if name not in PEERS:
             parser.error(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")

@@ -5,9 +5,15 @@ Every observation, reward, done, info key (terminal_observation, TimeLimit.trunc
 the ALE's lives and frame numbers) and reset_infos must be equal: zero differing pixels.
 """
 
+import gymnasium as gym
 import pytest
+from stable_baselines3.common.atari_wrappers import AtariWrapper
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack, VecTransposeImage
 
 from conftest import compare_rollouts, make_pair
+from sb3_ale_vec import AleNativeVecEnv
+from sb3_ale_vec.games import camel_name
 
 # FIRE and lives (Breakout), FIRE without lives (Pong), no FIRE and pooling-sensitive (MsPacman),
 # large unclipped rewards (SpaceInvaders), lives == 0 frames (Qbert), FIRE + lives (Seaquest).
@@ -88,3 +94,20 @@ def test_seeds_make_noop_counts_match():
         ref.close()
         ours.close()
     assert first_frames[0] != first_frames[1]
+
+
+def test_multi_game_batch_equals_one_sb3_pipeline_per_game():
+    # One ROM per env, all 18 actions: each env must be SB3's AtariWrapper chain for its own game
+    # (fire reset decided per game, as AtariWrapper decides it).
+    games = ["breakout", "pong", "ms_pacman", "space_invaders"]
+    env_ids = [f"{camel_name(g)}NoFrameskip-v4" for g in games]
+    ref = DummyVecEnv([lambda i=i: AtariWrapper(Monitor(gym.make(i, full_action_space=True))) for i in env_ids])
+    ref.seed(3)
+    ref = VecTransposeImage(VecFrameStack(ref, 4))
+    ours = AleNativeVecEnv(games, 4, seed=3, full_action_space=True)
+    try:
+        assert ours.get_attr("game") == games
+        assert compare_rollouts(ref, ours, 1500).dones > 0
+    finally:
+        ref.close()
+        ours.close()

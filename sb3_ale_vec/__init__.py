@@ -23,7 +23,8 @@ def _check_ale_py() -> None:
 _check_ale_py()
 
 from sb3_ale_vec.vec_env import AleNativeVecEnv, EngineError  # noqa: E402
+from sb3_ale_vec.vector import AleVectorEnv  # noqa: E402
 from sb3_ale_vec.monitor import AleVecMonitor  # noqa: E402
 from sb3_ale_vec.env_util import make_ale_vec_env  # noqa: E402
 
-__all__ = ["AleNativeVecEnv", "AleVecMonitor", "EngineError", "make_ale_vec_env", "__version__"]
+__all__ = ["AleNativeVecEnv", "AleVectorEnv", "AleVecMonitor", "EngineError", "make_ale_vec_env", "__version__"]

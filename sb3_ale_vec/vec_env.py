@@ -23,7 +23,7 @@ from sb3_ale_vec.options import build_batch, check_bool, check_int, seed_words
 
 PRESETS = ("sb3",)
 # Attributes the engine fixes at construction: set_attr cannot change them.
-_ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_"))
+_ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_")) | {"channels_last", "game"}
 
 
 def _built_by(wrapper: type) -> bool:
@@ -219,6 +219,14 @@ class AleNativeVecEnv(VecEnv):
                               "dones and infos; reset() rebuilds the failed envs)", sorted(failed), obs, rewards,
                               dones, infos)
         return obs, rewards, dones, infos
+
+    def send(self, actions: np.ndarray) -> None:
+        """``step_async``: start a step of every env and return at once (emulation overlaps the caller)."""
+        self.step_async(actions)
+
+    def recv(self) -> VecEnvStepReturn:
+        """``step_wait``: wait for the step that ``send`` started."""
+        return self.step_wait()
 
     def close(self) -> None:
         """Join the worker threads and free the emulators; calling it again does nothing."""

@@ -31,7 +31,8 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
-  tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py \
-  tests/test_reliability.py -k "not ctrl_c and not leak"
+  tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
+  tests/test_gymnasium.py -k "not ctrl_c and not leak and not test_default_preset and not test_settings"
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
-  tests/test_reliability.py tests/test_vec_env.py -k "failing or exits or close or thread_count or fresh or terminal or seeds"
+  tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py \
+  -k "(failing or exits or close or thread_count or fresh or terminal or seeds or batched or env_ids or reset_mask) and not life_loss"

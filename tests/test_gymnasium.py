@@ -14,7 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
-from sb3_ale_vec.vector import AleVectorEnv
+from sb3_ale_vec import AleVectorEnv
 from sb3_ale_vec.games import camel_name
 
 gym.register_envs(ale_py)

@@ -1,5 +1,6 @@
 """The SB3 VecEnv contract of AleNativeVecEnv, checked against SB3's own Atari pipeline."""
 
+import os
 import warnings
 
 import numpy as np
@@ -132,10 +133,29 @@ def test_same_seed_same_trajectory_within_a_batch():
     env.close()
 
 
-def test_results_do_not_depend_on_the_thread_count():
+def _thread_cpus() -> dict[int, str]:
+    """Cpus_allowed_list of each thread of this process."""
+    cpus = {}
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/status") as f:
+            cpus[int(task)] = next(line.split()[1] for line in f if line.startswith("Cpus_allowed_list"))
+    return cpus
+
+
+def test_thread_affinity_offset_pins_each_worker_to_its_core():
+    before = _thread_cpus()
+    env = AleNativeVecEnv("pong", 4, num_threads=2, thread_affinity_offset=1)
+    workers = {t: c for t, c in _thread_cpus().items() if t not in before}
+    env.close()
+    cores = os.cpu_count()
+    expected = sorted(str((1 + t) % cores) for t in range(2) if (1 + t) % cores in os.sched_getaffinity(0))
+    assert len(workers) == 2 and expected and sorted(workers.values()) == expected, (workers, expected)
+
+
+def test_results_do_not_depend_on_the_thread_count_or_pinning():
     runs = []
-    for threads in (1, 2, 4):
-        env = AleNativeVecEnv("seaquest", 6, seed=2, num_threads=threads)
+    for threads, offset in ((1, -1), (2, -1), (4, 0)):
+        env = AleNativeVecEnv("seaquest", 6, seed=2, num_threads=threads, thread_affinity_offset=offset)
         assert env.num_threads == threads
         rng = np.random.default_rng(1)
         obs = [env.reset()]

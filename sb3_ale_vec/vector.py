@@ -305,3 +305,17 @@ class AleVectorEnv(VectorEnv):
         horizontal = (x > t).astype(np.int64) - (x < -t).astype(np.int64) + 1
         vertical = (y > t).astype(np.int64) - (y < -t).astype(np.int64) + 1
         return self._directions[horizontal, vertical, (fire > t).astype(np.int64)], radius.copy()
+
+
+def register_envs() -> None:
+    """Register ``sb3_ale_vec/<Game>-v5`` for every ROM, for ``gymnasium.make_vec``:
+    ``gym.make_vec("sb3_ale_vec/Breakout-v5", num_envs=8, batch_size=4)`` builds an ``AleVectorEnv``."""
+    from ale_py import roms
+    from gymnasium.envs.registration import register, registry
+
+    from sb3_ale_vec.games import camel_name
+
+    for rom in roms.get_all_rom_ids():
+        env_id = f"sb3_ale_vec/{camel_name(rom)}-v5"
+        if env_id not in registry:
+            register(env_id, vector_entry_point="sb3_ale_vec.vector:AleVectorEnv", kwargs={"game": rom})

@@ -266,3 +266,11 @@ def test_bad_actions_and_masks_raise_clear_errors():
     env.close()
     with pytest.raises(RuntimeError, match="closed"):
         env.step(np.zeros((2, 3), dtype=np.float32))
+
+
+def test_gymnasium_make_vec_builds_the_native_vector_env():
+    env = gym.make_vec("sb3_ale_vec/MsPacman-v5", num_envs=3, batch_size=2, autoreset_mode=SAME)
+    assert isinstance(env, AleVectorEnv) and env.games == ["ms_pacman"] * 3 and env.batch_size == 2
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (2, 4, 84, 84) and len(info["env_id"]) == 2
+    env.close()

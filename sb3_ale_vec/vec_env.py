@@ -173,7 +173,9 @@ class AleNativeVecEnv(VecEnv):
         """
         engine = self._live_engine()  # a step still in flight finishes first; its results are dropped
         engine.send_reset([seed_words(s) for s in self._seeds])
-        obs = engine.recv()[0]
+        obs, _, _, info = engine.recv()
+        if info["failed"]:
+            raise RuntimeError(f"reset failed: {info['error']} (reset() again rebuilds the failed envs)")
         self.reset_infos = [engine.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()

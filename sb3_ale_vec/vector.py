@@ -13,6 +13,7 @@ from gymnasium.vector.utils import batch_space
 
 from sb3_ale_vec import _engine
 from sb3_ale_vec.options import build_batch, check_float, check_int, seed_words
+from sb3_ale_vec.vec_env import EngineError
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
@@ -165,6 +166,8 @@ class AleVectorEnv(VectorEnv):
             engine.send_reset([seed_words(seeds[i]) for i in ids], ids)
             self._needs_reset[ids] = False
         obs, _, _, info = engine.recv()
+        if info["failed"]:
+            raise RuntimeError(f"reset failed: {info['error']} (reset() again rebuilds the failed envs)")
         ids = info["env_id"]
         infos: dict[str, Any] = {}
         for k, i in enumerate(ids.tolist()):
@@ -207,8 +210,6 @@ class AleVectorEnv(VectorEnv):
         """Wait for the next batch: obs, rewards, terminations, truncations and batched infos."""
         engine = self._live_engine()
         obs, rewards, _, info = engine.recv()
-        if info["failed"]:
-            raise RuntimeError(f"{info['error']} (reset() rebuilds the failed envs)")
         ids = info["env_id"]
         terminated, truncated, reset = info["terminated"], info["truncated"], info["reset"]
         infos = {key: info[key].copy() for key in _STEP_INFO_KEYS}
@@ -231,7 +232,13 @@ class AleVectorEnv(VectorEnv):
             infos["env_id"] = ids
         else:
             self._obs = obs
-        return obs, rewards.astype(np.float64), terminated, truncated, infos
+        rewards = rewards.astype(np.float64)
+        if info["failed"]:
+            infos["env_id"] = ids
+            raise EngineError(f"{info['error']} (the other envs stepped normally: see this error's obs, rewards, "
+                              "dones (terminated | truncated) and infos; reset() rebuilds the failed envs)",
+                              info["failed"], obs, rewards, terminated | truncated, infos)
+        return obs, rewards, terminated, truncated, infos
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """Every env's current RGB screen, ``(210, 160, 3)``, as ``AtariEnv.render()``."""

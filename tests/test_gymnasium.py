@@ -14,7 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
-from sb3_ale_vec import AleVectorEnv
+from sb3_ale_vec import AleVectorEnv, EngineError
 from sb3_ale_vec.games import camel_name
 
 gym.register_envs(ale_py)
@@ -274,3 +274,24 @@ def test_gymnasium_make_vec_builds_the_native_vector_env():
     obs, info = env.reset(seed=0)
     assert obs.shape == (2, 4, 84, 84) and len(info["env_id"]) == 2
     env.close()
+
+
+def test_a_failing_env_in_a_batch_keeps_the_others_data():
+    ref, env = AleVectorEnv("breakout", 4, batch_size=4), AleVectorEnv("breakout", 4, batch_size=4)
+    ref.reset(seed=1), env.reset(seed=1)
+    actions = np.array([1, 2, 3, 0])
+    for _ in range(10):
+        ref.step(actions), env.step(actions)
+    env._engine._inject_fault(2)
+    expected = ref.step(actions)
+    with pytest.raises(EngineError, match="env 2: injected fault") as caught:
+        env.step(actions)
+    error = caught.value
+    assert error.env_ids == [2] and not error.obs[2].any()
+    keep = [0, 1, 3]
+    assert np.array_equal(error.obs[keep], expected[0][keep]) and np.array_equal(error.rewards[keep], expected[1][keep])
+    with pytest.raises(RuntimeError, match="env 2 failed in an earlier step"):
+        env.step(actions)
+    env.reset(seed=1)  # rebuilds env 2
+    env.step(actions)
+    ref.close(), env.close()

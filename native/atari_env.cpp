@@ -81,13 +81,17 @@ void AtariEnv::load_rom() {
     ale_.setDifficulty(static_cast<ale::difficulty_t>(config_.difficulty));
   }
   // The palette depends on the cartridge's display format: rebuild the lookup tables.
-  const auto& colours = ale_.theOSystem->colourPalette();
+  auto& colours = ale_.theOSystem->colourPalette();
   for (int i = 0; i < 256; ++i) {
     const uint32_t rgb = colours.getRGB(i);
     palette_[i] = {static_cast<uint8_t>(rgb >> 16), static_cast<uint8_t>(rgb >> 8),
                    static_cast<uint8_t>(rgb)};
-    ale_gray_[i] = colours.getGrayscale(i);
   }
+  // getScreenGrayscale's own lookup. It reads entry p + 1 (gray sits after each even, on-screen
+  // colour), so index 255, never on screen, is left at 0 rather than read past the palette.
+  std::array<uint8_t, 255> indices;
+  for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<uint8_t>(i);
+  colours.applyPaletteGrayscale(ale_gray_.data(), indices.data(), indices.size());
   if (config_.grayscale && config_.preset == Preset::kSB3) {
     // SB3 pools RGB, then converts to gray: one table over pairs of palette indices does both.
     gray_pair_.resize(256 * 256);

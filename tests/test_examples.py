@@ -22,6 +22,7 @@ def _run(cmd, cwd=None):
     ("switch_from_make_atari_env.py", ["--timesteps", "200", "--n-envs", "2"], "make_ale_vec_env:"),
     ("switch_from_make_atari_env.py", ["--timesteps", "200", "--n-envs", "2", "--reference"], "make_atari_env:"),
     ("dqn_atari.py", ["--timesteps", "300", "--num-envs", "2", "--buffer-size", "1000"], "replay buffer"),
+    ("gymnasium_pipelined.py", ["--num-envs", "4", "--steps", "200", "--warmup", "100"], "batched (batch_size=2)"),
 ])
 def test_example_runs(script, args, expected):
     out = _run([sys.executable, str(EXAMPLES / script), *args])

@@ -1,6 +1,7 @@
 // N emulators stepped on a pool of worker threads, in whole batches or EnvPool-style partial ones.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>

@@ -19,7 +19,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from sb3_ale_vec import _engine
 from sb3_ale_vec.games import camel_name
-from sb3_ale_vec.options import build_batch, check_bool, check_int, seed_words
+from sb3_ale_vec.options import build_batch, check_actions, check_bool, check_int, seed_words
 
 PRESETS = ("sb3",)
 # Attributes the engine fixes at construction: set_attr cannot change them.
@@ -185,7 +185,7 @@ class AleNativeVecEnv(VecEnv):
         engine = self._live_engine()
         if engine.pending:
             raise RuntimeError("step_async() called twice without step_wait()")
-        engine.send(self._check_actions(actions))
+        engine.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
 
     def step_wait(self) -> VecEnvStepReturn:
         engine = self._live_engine()
@@ -318,16 +318,3 @@ class AleNativeVecEnv(VecEnv):
         if self._engine.closed:
             raise RuntimeError("this AleNativeVecEnv is closed")
         return self._engine
-
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-            raise TypeError(f"actions must be integers (action indices), got dtype {array.dtype}")
-        if array.shape not in ((self.num_envs,), (self.num_envs, 1)):
-            raise ValueError(f"actions must have shape ({self.num_envs},) or ({self.num_envs}, 1), got {array.shape}")
-        array = array.reshape(self.num_envs).astype(np.int64)  # a copy: the step may run on after we return
-        n = self.action_space.n
-        bad = np.flatnonzero((array < 0) | (array >= n))
-        if bad.size:
-            raise ValueError(f"action {array[bad[0]]} for env {bad[0]} is out of range: allowed 0..{n - 1}")
-        return array

@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from sb3_ale_vec import _engine
-from sb3_ale_vec.options import build_batch, check_float, check_int, seed_words
+from sb3_ale_vec.options import build_batch, check_actions, check_float, check_int, seed_words
 from sb3_ale_vec.vec_env import EngineError
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
@@ -189,22 +189,26 @@ class AleVectorEnv(VectorEnv):
         return self.recv()
 
     def send(self, actions: Any, env_ids: Any = None) -> None:
-        """Start stepping ``env_ids`` (default: the envs the last ``recv()`` or ``reset()`` returned).
+        """Start stepping ``env_ids``; by default every env, or in batched mode the envs the last
+        ``recv()`` (or ``reset()``) returned.
 
         ``recv()`` then returns the first min(batch_size, envs in flight) to finish, in the order they
         finished, with ``info["env_id"]`` whenever that is not every env.
         """
         engine = self._live_engine()
-        ids = self._env_ids if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
-        if self.autoreset_mode == AutoresetMode.DISABLED and self._needs_reset[ids].any():
+        if env_ids is not None:
+            ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
+        else:
+            ids = self._env_ids if self._batched else None  # None: every env, the zero-copy batch
+        rows = self.num_envs if ids is None else len(ids)
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._needs_reset[slice(None) if ids is None else ids].any():
             raise ValueError(f"envs {np.flatnonzero(self._needs_reset).tolist()} have ended: with "
                              "autoreset_mode=DISABLED, reset them with options={'reset_mask': ...} first")
         if self.continuous:
-            indices, strengths = self._continuous_actions(actions, len(ids))
-            engine.send(indices, None if env_ids is None and not self._batched else ids, strengths)
+            indices, strengths = self._continuous_actions(actions, rows)
         else:
-            engine.send(self._discrete_actions(actions, len(ids)), None if env_ids is None and not self._batched
-                        else ids)
+            indices, strengths = check_actions(actions, rows, self.single_action_space.n), None
+        engine.send(indices, ids, strengths)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Wait for the next batch: obs, rewards, terminations, truncations and batched infos."""
@@ -283,18 +287,6 @@ class AleVectorEnv(VectorEnv):
         if self._obs is None:
             raise ValueError("reset() every env once before resetting some with reset_mask")
         return mask
-
-    def _discrete_actions(self, actions: Any, count: int) -> np.ndarray:
-        array = np.asarray(actions)
-        if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
-            raise TypeError(f"actions must be integers (action indices), got dtype {array.dtype}")
-        if array.shape != (count,):
-            raise ValueError(f"actions must have shape ({count},), got {array.shape}")
-        n = self.single_action_space.n
-        bad = np.flatnonzero((array < 0) | (array >= n))
-        if bad.size:
-            raise ValueError(f"action {array[bad[0]]} (row {bad[0]}) is out of range: allowed 0..{n - 1}")
-        return array.astype(np.int64)
 
     def _continuous_actions(self, actions: Any, count: int) -> tuple[np.ndarray, np.ndarray]:
         array = np.asarray(actions)

@@ -196,6 +196,8 @@ def test_send_recv_explicit_env_ids():
     assert sorted(info["env_id"].tolist()) == [0, 3] and obs.shape == (2, 4, 84, 84)
     with pytest.raises(RuntimeError, match="nothing in flight"):
         env.recv()
+    obs, *_ = env.step(np.zeros(4, dtype=np.int64))  # synchronous again: every env
+    assert obs.shape == (4, 4, 84, 84)
     env.close()
 
 

@@ -282,21 +282,14 @@ void AtariEnv::env_reset(const std::vector<uint32_t>* seed) {
 }
 
 void AtariEnv::fill_reset_info() {
-  if (config_.preset == Preset::kGymnasium) {
-    // AtariPreprocessing merges each no-op's info into AtariEnv.reset's, which keeps its "seeds".
-    reset_info_.empty = false;
-    reset_info_.lives = ale_.lives();
-    reset_info_.episode_frame_number = ale_.getEpisodeFrameNumber();
-    reset_info_.frame_number = ale_.getFrameNumber();
-    reset_info_.has_seeds = seeded_reset_;
-    reset_info_.seeds = seeds_;
-    return;
-  }
-  reset_info_.empty = config_.fire_reset;
+  const bool gym = config_.preset == Preset::kGymnasium;
+  reset_info_.empty = !gym && config_.fire_reset;  // FireResetEnv returns {}
   reset_info_.lives = ale_.lives();
   reset_info_.episode_frame_number = ale_.getEpisodeFrameNumber();
   reset_info_.frame_number = ale_.getFrameNumber();
-  reset_info_.has_seeds = seeded_now_;  // no frame since a seeded reset_game(): its info is returned
+  // SB3 returns a seeded reset_game()'s info only if no frame has run since; AtariPreprocessing
+  // merges each no-op's info into AtariEnv.reset's, which keeps its "seeds".
+  reset_info_.has_seeds = gym ? seeded_reset_ : seeded_now_;
   reset_info_.seeds = seeds_;
 }
 

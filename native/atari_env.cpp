@@ -399,7 +399,6 @@ void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs
       config_.reward_clipping ? static_cast<double>((out.reward > 0) - (out.reward < 0)) : out.reward);
   result.terminated = out.terminated || life_lost;
   result.truncated = out.truncated && !result.terminated;
-  result.done = result.terminated || result.truncated;
   result.reset = false;
   result.time_limit_truncated = out.truncated && !out.terminated;
   result.lives = lives;
@@ -409,7 +408,7 @@ void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs
   result.episode_return = out.game_ended ? episode_return_ : 0.0;
   result.episode_length = out.game_ended ? episode_length_ : 0;
   push_frame();
-  if (result.done) write_stack(final_obs_.data());  // info["terminal_observation"] / final_obs
+  if (result.terminated || result.truncated) write_stack(final_obs_.data());  // info["terminal_observation"] / final_obs
   if (out.ended()) {
     if (config_.next_step_autoreset) {
       needs_reset_ = true;

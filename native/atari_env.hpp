@@ -17,12 +17,11 @@ namespace sb3ale {
 /// emulators' reads of it on worker threads, would be a data race.
 void quiet_ale_logs();
 
-/// What one agent step reports for one env (SB3's reward, done and info keys; gymnasium's split).
+/// What one agent step reports for one env: gymnasium's terminated/truncated (SB3's done is either), reward, info.
 struct StepResult {
   float reward = 0;              ///< summed over the skip, clipped to its sign if configured
   bool terminated = false;       ///< game over, or a life loss with episodic_life / life_loss_info
   bool truncated = false;        ///< ALE's frame limit, and not terminated
-  bool done = false;             ///< terminated or truncated
   bool reset = false;            ///< the obs is a fresh episode's: auto-reset (same step) or, with
                                  ///< next-step auto-reset, this whole step was a reset (reward 0)
   bool time_limit_truncated = false;  ///< info["TimeLimit.truncated"]: truncated and not terminated

@@ -123,16 +123,17 @@ class PyEngine {
     auto episode_return = new_array<double>({n});
     auto episode_length = new_array<int64_t>({n});
     std::vector<int> failed;
+    const std::vector<int> broken = error.empty() ? std::vector<int>{} : engine.failed_envs();
     for (py::ssize_t k = 0; k < n; ++k) {
       const int i = ids[static_cast<size_t>(k)];
       sb3ale::StepResult r = engine.result(i);
-      if (!error.empty() && is_failed(engine, i)) {
+      if (std::find(broken.begin(), broken.end(), i) != broken.end()) {
         failed.push_back(i);
         r = sb3ale::StepResult{};
       }
       env_id.mutable_at(k) = i;
       rewards.mutable_at(k) = r.reward;
-      dones.mutable_at(k) = r.done;
+      dones.mutable_at(k) = r.terminated || r.truncated;
       terminated.mutable_at(k) = r.terminated;
       truncated.mutable_at(k) = r.truncated;
       reset.mutable_at(k) = r.reset;
@@ -226,10 +227,6 @@ class PyEngine {
     if (i < 0 || i >= engine.num_envs()) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
     return engine.env(i);
   }
-  static bool is_failed(const Engine& engine, int i) {
-    const std::vector<int> failed = engine.failed_envs();
-    return std::find(failed.begin(), failed.end(), i) != failed.end();
-  }
   std::vector<int> to_ids(const std::optional<IdArray>& env_ids, size_t count) {
     Engine& engine = get();
     if (!env_ids) {
@@ -304,6 +301,7 @@ PYBIND11_MODULE(_engine, m) {
 
   py::class_<EnvConfig>(m, "EnvConfig")
       .def(py::init<>())
+      .def(py::init<const EnvConfig&>(), py::arg("other"), "A copy.")
       .def_readwrite("rom_path", &EnvConfig::rom_path)
       .def_readwrite("frameskip", &EnvConfig::frameskip)
       .def_readwrite("maxpool", &EnvConfig::maxpool)

@@ -84,10 +84,9 @@ def seed_words(seed: Any) -> list[int] | None:
 class Batch:
     """The validated configs of a batch, one per env, and what the front-ends show of them."""
 
-    configs: list[Any]
+    configs: list[Any]            # per env: ROM and fire reset (AtariWrapper decides per game)
     games: list[str]              # ROM id per env
     action_meanings: list[str]    # shared by every env
-    fire_reset: list[bool]        # per env (AtariWrapper decides per game)
 
 
 def games_for(game: str | Sequence[str], num_envs: int) -> list[str]:
@@ -166,24 +165,15 @@ def build_batch(game: str | Sequence[str], num_envs: int, *, preset: str, frames
         if use_fire_reset and base.preset == _engine.Preset.GYMNASIUM:
             raise ValueError("AtariPreprocessing has no fire reset: use_fire_reset=True needs preset='sb3'")
 
-    configs, fire = [], []
+    configs = []
     for g in games:
         actions = meanings[g]
         has_fire = "FIRE" in actions  # AtariWrapper's test for FireResetEnv
         env_fire = has_fire if use_fire_reset is None else use_fire_reset
         if env_fire and (len(actions) < 3 or actions[1] != "FIRE"):
             raise ValueError(f"use_fire_reset=True needs FIRE as action 1 and 3+ actions; {g} has {actions}")
-        config = _copy(base)
+        config = _engine.EnvConfig(base)
         config.rom_path = rom_path(g)
         config.fire_reset = env_fire
         configs.append(config)
-        fire.append(env_fire)
-    return Batch(configs, games, meanings[games[0]], fire)
-
-
-def _copy(config: Any) -> Any:
-    copy = _engine.EnvConfig()
-    for name in dir(config):
-        if not name.startswith("_"):
-            setattr(copy, name, getattr(config, name))
-    return copy
+    return Batch(configs, games, meanings[games[0]])

@@ -149,7 +149,7 @@ class AleNativeVecEnv(VecEnv):
         self.render_mode = render_mode
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._action_meanings = batch.action_meanings
-        self._fire_reset = batch.fire_reset
+        self._configs = batch.configs
         self.config = batch.configs[0]
         self._engine = _engine.Engine(batch.configs, check_int("num_threads", num_threads, 0),
                                       check_int("thread_affinity_offset", thread_affinity_offset, -1))
@@ -302,7 +302,7 @@ class AleNativeVecEnv(VecEnv):
             atari_wrappers.StickyActionEnv: c.action_repeat_probability > 0,
         }
         if wrapper_class is atari_wrappers.FireResetEnv:
-            return [self._fire_reset[i] for i in self._get_indices(indices)]
+            return [self._configs[i].fire_reset for i in self._get_indices(indices)]
         return [emulated.get(wrapper_class, False) for _ in self._get_indices(indices)]
 
     def get_action_meanings(self) -> list[str]:

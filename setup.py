@@ -14,8 +14,10 @@ from pathlib import Path
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
 from setuptools import setup
+from setuptools.command.build_clib import build_clib
 
 ROOT = Path(__file__).resolve().parent
+PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
 # The one pin of ale-py lives in pyproject.toml; the engine must be built from the same release
 # whose wheel provides the ROMs (checked again at import time).
 ALE_VERSION = re.search(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
@@ -68,7 +70,8 @@ def ale_library() -> tuple:
     sources = [ale / "ale_interface.cpp"]
     for sub in ("common", "emucore", "environment", "games", "games/supported"):
         sources += sorted((ale / sub).glob("*.c*"))
-    flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *EXTRA_FLAGS]  # -g0: Python's CFLAGS add -g
+    # -g0: Python's CFLAGS add -g. No LTO: across ALE's own files it measured slower than without.
+    flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *SANITIZE_FLAGS]
     return ("ale_core", {"sources": [str(s) for s in sources],
                          "include_dirs": [str(src), str(generated)], "cflags": flags})
 
@@ -76,15 +79,16 @@ def ale_library() -> tuple:
 # SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/README).
 SANITIZE = os.environ.get("SB3_ALE_VEC_SANITIZE", "")
 if SANITIZE == "address":
-    EXTRA_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g"]
+    SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g"]
 elif SANITIZE == "thread":
-    EXTRA_FLAGS = ["-fsanitize=thread", "-g"]
+    SANITIZE_FLAGS = ["-fsanitize=thread", "-g"]
 elif SANITIZE:
     sys.exit(f"SB3_ALE_VEC_SANITIZE={SANITIZE!r}: use 'address' or 'thread'")
 else:
-    # Link-time optimisation across ALE's files and ours: the emulator's hot loop calls small
-    # functions in other files (System::peek, TIA::poke), as ALE's own CMake build does (IPO).
-    EXTRA_FLAGS = ["-flto=auto"]
+    SANITIZE_FLAGS = []
+# SB3_ALE_VEC_PGO=0 turns off the profile-guided build of ALE's core (see BuildClib).
+PGO = os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not SANITIZE
+PGO_FRAMES_PER_ROM = 1000
 
 def needs_recompile(obj: str, src: str) -> bool:
     """Timestamps, with our headers counted as inputs of our sources (an engine.o built against an
@@ -103,22 +107,84 @@ ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=needs_recompile).
 ale_lib = ale_library()
 engine = Pybind11Extension(
     "sb3_ale_vec._engine",
-    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp")),
+    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p.name != PGO_TRAINER.name),
     depends=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp")),
     define_macros=[("SB3_ALE_VEC_ALE_VERSION", f'"{ALE_VERSION}"')],
     # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
     extra_compile_args=[flag for d in ale_lib[1]["include_dirs"] for flag in ("-isystem", d)]
-    + ["-O3", "-Wall", "-Wextra", "-ffp-contract=off", *EXTRA_FLAGS],
-    extra_link_args=[*EXTRA_FLAGS, "-lz"],  # after ale_core on the command line, which needs it
+    + ["-O3", "-Wall", "-Wextra", "-ffp-contract=off", *SANITIZE_FLAGS],
+    extra_link_args=[*SANITIZE_FLAGS, "-lz"],  # after ale_core on the command line, which needs it
     cxx_std=17,
 )
 
+def training_roms() -> list:
+    """Every ROM of the ale-py wheel (a build requirement), or none when it is not importable."""
+    try:
+        from ale_py import roms
+    except ImportError:
+        return []
+    return [str(roms.get_rom_path(rom)) for rom in roms.get_all_rom_ids()]
+
+
+def is_gcc(command: list) -> bool:
+    try:
+        version = subprocess.run([command[0], "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
+    return "Free Software Foundation" in version and "clang" not in version
+
+
+class BuildClib(build_clib):
+    """build_clib that, with GCC, builds ALE's core profile-guided: an instrumented build plays every
+    ROM for a moment (native/pgo_train.cpp), then the final build is optimised with that profile.
+    The emulator is most of the engine's time, and measured about 9% faster per frame this way.
+    Functions the training never ran are optimised as without a profile (-fprofile-partial-training),
+    so games and paths outside it lose nothing."""
+
+    def build_libraries(self, libraries) -> None:
+        (name, info), = libraries
+        sources = info["sources"]
+        library = Path(self.build_clib) / self.compiler.library_filename(name)
+        fresh = library.is_file() and all(os.stat(s).st_mtime <= library.stat().st_mtime for s in sources)
+        roms = training_roms() if PGO and not fresh else []
+        if not roms or not is_gcc(self.compiler.compiler_cxx):
+            if PGO and not fresh:
+                print("note: building ALE's core without profile guidance (needs GCC and ale-py)")
+            return super().build_libraries(libraries)
+        objects = self.compiler.object_filenames(sources, output_dir=self.build_temp)
+
+        def compile_core(extra: list) -> None:
+            for obj in objects:  # the object files are rebuilt in place, flags changed
+                Path(obj).unlink(missing_ok=True)
+            self.compiler.compile(sources, output_dir=self.build_temp, include_dirs=info["include_dirs"],
+                                  extra_postargs=info["cflags"] + extra)
+
+        for stale in Path(self.build_temp).rglob("*.gcda"):
+            stale.unlink()
+        compile_core(["-fprofile-generate", "-fprofile-update=single"])
+        trainer = self.compiler.compile([str(PGO_TRAINER)], output_dir=self.build_temp,
+                                        include_dirs=info["include_dirs"], extra_postargs=["-std=c++17", "-O2"])
+        self.compiler.link_executable(objects + trainer, "ale_pgo_train", output_dir=self.build_temp,
+                                      libraries=["z"], extra_postargs=["-fprofile-generate"], target_lang="c++")
+        print(f"training ALE's core on {len(roms)} ROMs for its profile-guided build")
+        subprocess.run([str(Path(self.build_temp) / "ale_pgo_train"), str(PGO_FRAMES_PER_ROM), *roms],
+                       check=True)
+        compile_core(["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"])
+        self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
+
+
 class BuildExt(build_ext):
-    """build_ext that builds ALE's library first, also when run alone (`build_ext --inplace`)."""
+    """build_ext that builds ALE's library first, also when run alone (`build_ext --inplace`), and
+    relinks the extension whenever that library is newer."""
 
     def run(self) -> None:
         self.run_command("build_clib")
+        clib = self.get_finalized_command("build_clib")
+        library = str(Path(clib.build_clib) / clib.compiler.library_filename(ale_lib[0]))
+        for ext in self.extensions:  # a dependency and a link input: a newer library relinks
+            ext.depends = [*ext.depends, library]
+            ext.extra_objects = [library]
         super().run()
 
 
-setup(libraries=[ale_lib], ext_modules=[engine], cmdclass={"build_ext": BuildExt})
+setup(libraries=[ale_lib], ext_modules=[engine], cmdclass={"build_clib": BuildClib, "build_ext": BuildExt})

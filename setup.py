@@ -18,9 +18,13 @@ from setuptools.command.build_clib import build_clib
 
 ROOT = Path(__file__).resolve().parent
 PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
-# The one pin of ale-py lives in pyproject.toml; the engine must be built from the same release
-# whose wheel provides the ROMs (checked again at import time).
-ALE_VERSION = re.search(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+# ale-py is pinned in pyproject.toml, as a dependency and as a build requirement (the ROMs of the
+# profile-guided build); the engine must be built from the same release whose wheel provides the
+# ROMs (checked again at import time).
+_PINS = set(re.findall(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()))
+if len(_PINS) != 1:
+    sys.exit(f"pyproject.toml must pin one ale-py release everywhere, found {sorted(_PINS)}")
+ALE_VERSION = _PINS.pop()
 CACHE = ROOT / "build" / "ale-sdist"
 
 
@@ -117,6 +121,11 @@ engine = Pybind11Extension(
     cxx_std=17,
 )
 
+def library_path(clib: build_clib) -> Path:
+    """Where build_clib writes ALE's static library."""
+    return Path(clib.build_clib) / clib.compiler.library_filename(ale_lib[0])
+
+
 def training_roms() -> list:
     """Every ROM of the ale-py wheel (a build requirement), or none when it is not importable."""
     try:
@@ -131,20 +140,21 @@ def is_gcc(command: list) -> bool:
         version = subprocess.run([command[0], "--version"], capture_output=True, text=True).stdout
     except OSError:
         return False
-    return "Free Software Foundation" in version and "clang" not in version
+    return "Free Software Foundation" in version  # GCC's banner; Clang's names no foundation
 
 
 class BuildClib(build_clib):
     """build_clib that, with GCC, builds ALE's core profile-guided: an instrumented build plays every
     ROM for a moment (native/pgo_train.cpp), then the final build is optimised with that profile.
-    The emulator is most of the engine's time, and measured about 9% faster per frame this way.
+    The emulator is most of the engine's time: measured, it ran about 12% more frames per second this
+    way, and the engine 9-13% more steps per second.
     Functions the training never ran are optimised as without a profile (-fprofile-partial-training),
     so games and paths outside it lose nothing."""
 
     def build_libraries(self, libraries) -> None:
         (name, info), = libraries
         sources = info["sources"]
-        library = Path(self.build_clib) / self.compiler.library_filename(name)
+        library = library_path(self)
         fresh = library.is_file() and all(os.stat(s).st_mtime <= library.stat().st_mtime for s in sources)
         roms = training_roms() if PGO and not fresh else []
         if not roms or not is_gcc(self.compiler.compiler_cxx):
@@ -179,8 +189,7 @@ class BuildExt(build_ext):
 
     def run(self) -> None:
         self.run_command("build_clib")
-        clib = self.get_finalized_command("build_clib")
-        library = str(Path(clib.build_clib) / clib.compiler.library_filename(ale_lib[0]))
+        library = str(library_path(self.get_finalized_command("build_clib")))
         for ext in self.extensions:  # a dependency and a link input: a newer library relinks
             ext.depends = [*ext.depends, library]
             ext.extra_objects = [library]

@@ -45,6 +45,85 @@ void wait_interruptibly(Engine& engine) {
 
 using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
+/// The arrays of one batch, allocated with the GIL held and filled without it.
+struct Columns {
+  Columns(py::ssize_t n, py::ssize_t finals, const std::vector<py::ssize_t>& final_shape)
+      : env_id({n}), lives({n}), episode_frame_number({n}), frame_number({n}), episode_length({n}),
+        episode_steps({n}), reset_lives({n}), reset_episode_frame_number({n}), reset_frame_number({n}),
+        final_rows({finals}), reward({n}), episode_return({n}), terminated({n}), truncated({n}), reset({n}),
+        time_limit({n}), game_end({n}), reset_empty({n}), reset_has_seeds({n}), final_obs(final_shape),
+        reset_seeds(std::vector<py::ssize_t>{n, 2}) {}
+
+  void fill(const Engine& engine, const std::vector<int>& ids, const std::vector<sb3ale::StepResult>& results,
+            const std::vector<int>& finals) {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const sb3ale::StepResult& r = results[k];
+      env_id.mutable_data()[k] = ids[k];
+      reward.mutable_data()[k] = r.reward;
+      terminated.mutable_data()[k] = r.terminated;
+      truncated.mutable_data()[k] = r.truncated;
+      reset.mutable_data()[k] = r.reset;
+      time_limit.mutable_data()[k] = r.time_limit_truncated;
+      lives.mutable_data()[k] = r.lives;
+      episode_frame_number.mutable_data()[k] = r.episode_frame_number;
+      frame_number.mutable_data()[k] = r.frame_number;
+      game_end.mutable_data()[k] = r.game_end;
+      episode_return.mutable_data()[k] = r.episode_return;
+      episode_length.mutable_data()[k] = r.episode_length;
+      episode_steps.mutable_data()[k] = r.episode_steps;
+      sb3ale::ResetInfo info{};
+      if (r.reset) info = engine.env(ids[k]).reset_info();
+      reset_empty.mutable_data()[k] = info.empty;
+      reset_lives.mutable_data()[k] = info.lives;
+      reset_episode_frame_number.mutable_data()[k] = info.episode_frame_number;
+      reset_frame_number.mutable_data()[k] = info.frame_number;
+      reset_has_seeds.mutable_data()[k] = info.has_seeds;
+      reset_seeds.mutable_data()[2 * k] = info.seeds[0];
+      reset_seeds.mutable_data()[2 * k + 1] = info.seeds[1];
+    }
+    uint8_t* out = final_obs.mutable_data();
+    for (size_t j = 0; j < finals.size(); ++j) {
+      final_rows.mutable_data()[j] = finals[j];
+      const auto& src = engine.env(ids[static_cast<size_t>(finals[j])]).final_obs();
+      std::copy(src.begin(), src.end(), out + j * src.size());
+    }
+  }
+
+  py::dict to_dict() const {
+    py::dict d;
+    d["env_id"] = env_id;
+    d["reward"] = reward;
+    d["terminated"] = terminated;
+    d["truncated"] = truncated;
+    d["reset"] = reset;
+    d["TimeLimit.truncated"] = time_limit;
+    d["lives"] = lives;
+    d["episode_frame_number"] = episode_frame_number;
+    d["frame_number"] = frame_number;
+    d["game_end"] = game_end;
+    d["episode_return"] = episode_return;
+    d["episode_length"] = episode_length;
+    d["episode_steps"] = episode_steps;
+    d["final_rows"] = final_rows;
+    d["final_obs"] = final_obs;
+    d["reset_empty"] = reset_empty;
+    d["reset_lives"] = reset_lives;
+    d["reset_episode_frame_number"] = reset_episode_frame_number;
+    d["reset_frame_number"] = reset_frame_number;
+    d["reset_has_seeds"] = reset_has_seeds;
+    d["reset_seeds"] = reset_seeds;
+    return d;
+  }
+
+  py::array_t<int64_t> env_id, lives, episode_frame_number, frame_number, episode_length, episode_steps;
+  py::array_t<int64_t> reset_lives, reset_episode_frame_number, reset_frame_number, final_rows;
+  py::array_t<float> reward;
+  py::array_t<double> episode_return;
+  py::array_t<bool> terminated, truncated, reset, time_limit, game_end, reset_empty, reset_has_seeds;
+  py::array_t<uint8_t> final_obs;
+  py::array_t<uint32_t> reset_seeds;
+};
+
 /// Owns the engine and the observation array a pending full batch writes into.
 class PyEngine {
  public:
@@ -89,7 +168,10 @@ class PyEngine {
     start(ids, [&](uint8_t* rows) { engine.send(ids, copy, strength, rows); });
   }
 
-  py::tuple recv() {
+  /// Waits for the next batch and returns it whole, as one dict of arrays (row k is env env_id[k]):
+  /// obs, the step's scalars and info, the final stacks of the rows that are done (final_obs, with
+  /// their rows in final_rows), the reset infos of the rows that reset, and the envs that failed.
+  py::dict recv() {
     Engine& engine = get();
     if (engine.expected() == 0) throw std::runtime_error("recv() called with nothing in flight: send() first");
     wait_interruptibly(engine);
@@ -109,83 +191,34 @@ class PyEngine {
     }
     pending_obs_ = py::none();
     if (direct) std::sort(ids.begin(), ids.end());  // row i is env i
-    auto env_id = new_array<int64_t>({n});
-    auto rewards = new_array<float>({n});
-    auto dones = new_array<bool>({n});
-    auto terminated = new_array<bool>({n});
-    auto truncated = new_array<bool>({n});
-    auto reset = new_array<bool>({n});
-    auto time_limit = new_array<bool>({n});
-    auto lives = new_array<int64_t>({n});
-    auto episode_frame_number = new_array<int64_t>({n});
-    auto frame_number = new_array<int64_t>({n});
-    auto game_end = new_array<bool>({n});
-    auto episode_return = new_array<double>({n});
-    auto episode_length = new_array<int64_t>({n});
-    std::vector<int> failed;
     const std::vector<int> broken = error.empty() ? std::vector<int>{} : engine.failed_envs();
-    for (py::ssize_t k = 0; k < n; ++k) {
-      const int i = ids[static_cast<size_t>(k)];
-      sb3ale::StepResult r = engine.result(i);
+    std::vector<sb3ale::StepResult> results(static_cast<size_t>(n));
+    std::vector<int> failed, final_rows;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const int i = ids[k];
       if (std::find(broken.begin(), broken.end(), i) != broken.end()) {
-        failed.push_back(i);
-        r = sb3ale::StepResult{};
+        failed.push_back(i);  // its results are not valid: zeros
+        continue;
       }
-      env_id.mutable_at(k) = i;
-      rewards.mutable_at(k) = r.reward;
-      dones.mutable_at(k) = r.terminated || r.truncated;
-      terminated.mutable_at(k) = r.terminated;
-      truncated.mutable_at(k) = r.truncated;
-      reset.mutable_at(k) = r.reset;
-      time_limit.mutable_at(k) = r.time_limit_truncated;
-      lives.mutable_at(k) = r.lives;
-      episode_frame_number.mutable_at(k) = r.episode_frame_number;
-      frame_number.mutable_at(k) = r.frame_number;
-      game_end.mutable_at(k) = r.game_end;
-      episode_return.mutable_at(k) = r.episode_return;
-      episode_length.mutable_at(k) = r.episode_length;
+      results[k] = engine.result(i);
+      if (results[k].terminated || results[k].truncated) final_rows.push_back(static_cast<int>(k));
     }
-    py::dict info;
-    info["env_id"] = env_id;
-    info["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
-    info["failed"] = failed;
-    info["terminated"] = terminated;
-    info["truncated"] = truncated;
-    info["reset"] = reset;
-    info["TimeLimit.truncated"] = time_limit;
-    info["lives"] = lives;
-    info["episode_frame_number"] = episode_frame_number;
-    info["frame_number"] = frame_number;
-    info["game_end"] = game_end;
-    info["episode_return"] = episode_return;
-    info["episode_length"] = episode_length;
-    return py::make_tuple(obs, rewards, dones, info);
-  }
-
-  py::array_t<uint8_t> terminal_obs(int i) {
-    const auto& src = env(i).final_obs();
-    auto out = new_array<uint8_t>(obs_shape());
-    std::copy(src.begin(), src.end(), out.mutable_data());
-    return out;
-  }
-
-  py::dict reset_info(int i) {
-    const auto& r = env(i).reset_info();
-    py::dict info;
-    if (r.empty) return info;  // FireResetEnv returns {}
-    info["lives"] = r.lives;
-    info["episode_frame_number"] = r.episode_frame_number;
-    info["frame_number"] = r.frame_number;
-    if (r.has_seeds) {  // numpy's generate_state gives np.uint32 values
-      const py::object uint32 = py::module_::import("numpy").attr("uint32");
-      info["seeds"] = py::make_tuple(uint32(r.seeds[0]), uint32(r.seeds[1]));
+    const auto finals = static_cast<py::ssize_t>(final_rows.size());
+    Columns columns(n, finals, batch_shape(finals));
+    {
+      py::gil_scoped_release release;
+      columns.fill(engine, ids, results, final_rows);
     }
-    return info;
+    py::dict batch = columns.to_dict();
+    batch["obs"] = obs;
+    batch["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
+    batch["failed"] = failed;
+    return batch;
   }
 
   py::array_t<uint8_t> screen_rgb(int i) {
     const auto& e = env(i);
-    auto out = new_array<uint8_t>({e.screen_height(), e.screen_width(), 3});
+    auto out = new_array<uint8_t>({sb3ale::kScreenHeight, sb3ale::kScreenWidth, 3});
     e.screen_rgb(out.mutable_data());
     return out;
   }
@@ -209,7 +242,8 @@ class PyEngine {
     }
     std::vector<py::ssize_t> shape{stack, h, w};  // gymnasium: no channel axis for gray,
     if (channels > 1) shape.push_back(channels);
-    if (stack == 1) shape.erase(shape.begin());   // no stack axis without stacking
+    // AtariPreprocessing alone has no stack axis; ALE's vector env always has one.
+    if (stack == 1 && c.preset == sb3ale::Preset::kGymnasium) shape.erase(shape.begin());
     return shape;
   }
 
@@ -288,12 +322,13 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
 }  // namespace
 
 PYBIND11_MODULE(_engine, m) {
-  m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + SB3 preprocessing)";
+  m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + each preset's preprocessing)";
   m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
 
   py::enum_<sb3ale::Preset>(m, "Preset")
       .value("SB3", sb3ale::Preset::kSB3)
-      .value("GYMNASIUM", sb3ale::Preset::kGymnasium);
+      .value("GYMNASIUM", sb3ale::Preset::kGymnasium)
+      .value("ALE", sb3ale::Preset::kALE);
   py::enum_<sb3ale::Layout>(m, "Layout")
       .value("CHW", sb3ale::Layout::kCHW)
       .value("HWC", sb3ale::Layout::kHWC)
@@ -337,10 +372,7 @@ PYBIND11_MODULE(_engine, m) {
       .def("send", &PyEngine::send, py::arg("actions"), py::arg("env_ids") = py::none(),
            py::arg("paddle_strengths") = py::none(), "Start a step of envs (all, or env_ids); returns at once.")
       .def("recv", &PyEngine::recv,
-           "Wait for the next min(batch_size, in flight) envs: (obs, rewards, dones, info arrays), "
-           "info['env_id'] naming each row.")
-      .def("terminal_obs", &PyEngine::terminal_obs, py::arg("env_id"))
-      .def("reset_info", &PyEngine::reset_info, py::arg("env_id"))
+           "Wait for the next min(batch_size, in flight) envs: one dict of arrays, env_id naming each row.")
       .def("screen_rgb", &PyEngine::screen_rgb, py::arg("env_id"))
       .def("close", &PyEngine::close)
       .def("_inject_fault", &PyEngine::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")

@@ -12,6 +12,7 @@ constexpr int kScreenWidth = 160;
 enum class Preset : int {
   kSB3 = 0,        ///< AtariWrapper(AtariEnv(frameskip=1)) + VecFrameStack, DummyVecEnv auto-reset
   kGymnasium = 1,  ///< FrameStackObservation(AtariPreprocessing(AtariEnv(frameskip=1)))
+  kALE = 2,        ///< ale_py.vector_env.AtariVectorEnv (ALE's own PreprocessedEnv)
 };
 
 /// How the stacked observation is laid out (C = 1 for gray, 3 for RGB).
@@ -33,8 +34,8 @@ struct EnvConfig {
   bool pad_with_reset = false;          ///< pad a fresh stack with the reset frame, not zeros
   Preset preset = Preset::kSB3;
   bool next_step_autoreset = false;     ///< reset on the step after a done (gymnasium NEXT_STEP)
-  int noop_max = 30;                    ///< no-op frames 1..noop_max after a real reset; 0 = none
-  bool fire_reset = true;               ///< FIRE then action 2 after every reset and life loss
+  int noop_max = 30;                    ///< no-op frames 1..noop_max after a real reset (ALE: 0..noop_max-1); 0 = none
+  bool fire_reset = true;               ///< FIRE then action 2 after every reset and life loss (ALE: one FIRE frame)
   /// SB3: a life loss is a done that continues the same game (EpisodicLifeEnv). Gymnasium: a life
   /// loss terminates the episode at that frame, the next reset starts a new game (terminal_on_life_loss).
   bool episodic_life = true;
@@ -44,6 +45,7 @@ struct EnvConfig {
   double action_repeat_probability = 0; ///< SB3 StickyActionEnv (per frame, the env's numpy RNG)
   bool full_action_space = false;       ///< all 18 actions instead of the game's minimal set
   int max_num_frames_per_episode = 108000;  ///< ALE truncates a game after this many frames; 0 = never
+                                            ///< (the ALE preset counts frames since its reset, >= 1)
   int mode = -1;                        ///< game mode (ALE setMode); -1 = the game's default
   int difficulty = -1;                  ///< difficulty switch (ALE setDifficulty); -1 = the default
   /// Frames per step of gymnasium's AtariEnv itself, below all of SB3's wrappers: 1 for the

@@ -160,10 +160,10 @@ void Engine::run_env(int i) {
   try {
     switch (op.kind) {
       case Op::kBuild:
-        envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_);
+        envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
         break;
       case Op::kReset:
-        if (failed_[e]) envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_);  // a fresh emulator
+        if (failed_[e]) envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);  // a fresh emulator
         envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);
         results_[e] = StepResult{};
         results_[e].reset = true;

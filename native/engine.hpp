@@ -87,6 +87,7 @@ class Engine {
   int batch_size_ = 0;
   size_t obs_size_ = 0;
   AreaResize resize_;
+  PaletteCache palettes_;  // before envs_: they load their ROMs' palettes from it
   std::vector<std::unique_ptr<AtariEnv>> envs_;
   std::vector<Op> ops_;
   std::vector<StepResult> results_;

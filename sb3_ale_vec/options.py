@@ -1,9 +1,11 @@
-"""Engine options, validated once for both front-ends; one game per env allowed (multi-task batches)."""
+"""Every engine option once: its check, its default and its meaning (the OPTIONS table), and each
+preset once (PRESETS: the defaults it gives the options left as None, its layouts, what it forbids).
+build_batch turns a front-end's options into one validated config per env."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import ale_py
@@ -11,17 +13,6 @@ import numpy as np
 
 from sb3_ale_vec import _engine
 from sb3_ale_vec.games import rom_id, rom_path
-
-# What each preset reproduces, where an option is left as None:
-# - "sb3": AtariWrapper(AtariEnv("<Game>NoFrameskip-v4")) + VecFrameStack(4) (+ VecTransposeImage)
-# - "gymnasium": FrameStackObservation(AtariPreprocessing(gym.make("ALE/<Game>-v5", frameskip=1)), 4,
-#   padding_type="zero")
-PRESET_DEFAULTS: dict[str, dict[str, Any]] = {
-    "sb3": {"episodic_life": True, "reward_clipping": True, "repeat_action_probability": 0.0},
-    "gymnasium": {"episodic_life": False, "reward_clipping": False, "repeat_action_probability": 0.25,
-                  "use_fire_reset": False},
-}
-LAYOUTS = {"chw": _engine.Layout.CHW, "hwc": _engine.Layout.HWC, "frames": _engine.Layout.FRAMES}
 
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -45,6 +36,97 @@ def check_float(name: str, value: Any, low: float, high: float) -> float:
     if not low <= value <= high:
         raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
     return float(value)
+
+
+def _int(low: int, high: int | None = None) -> Callable[[str, Any], int]:
+    return lambda name, value: check_int(name, value, low, high)
+
+
+def _optional_int(name: str, value: Any) -> int:
+    return -1 if value is None else check_int(name, value, 0)
+
+
+def _probability(name: str, value: Any) -> float:
+    return check_float(name, value, 0.0, 1.0)
+
+
+def _env_frameskip(name: str, value: Any) -> tuple[int, int]:
+    """An int, or a (low, high) range drawn every step as plain ``*-v4`` ids do: (env_frameskip, env_frameskip_max)."""
+    if isinstance(value, tuple):
+        if len(value) != 2 or not all(isinstance(v, (int, np.integer)) for v in value) or not 1 <= value[0] < value[1]:
+            raise ValueError(f"{name} as a range must be (low, high) with 1 <= low < high, got {value}")
+        return int(value[0]), int(value[1])
+    return check_int(name, value, 1), 0
+
+
+@dataclass(frozen=True)
+class Option:
+    """One engine option. ``default`` None means "the preset's value" (PRESETS)."""
+
+    name: str
+    check: Callable[[str, Any], Any]
+    default: Any
+    meaning: str
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("frameskip", _int(1), 4, "emulator frames per agent step (SB3 `frame_skip`)"),
+    Option("maxpool", check_bool, True, "max over the last two frames of a skip"),
+    Option("grayscale", check_bool, True, "gray observations, else RGB"),
+    Option("img_height", _int(1, 4096), 84, "observation height, OpenCV `INTER_AREA` resize"),
+    Option("img_width", _int(1, 4096), 84, "observation width"),
+    Option("stack_num", _int(1), 4, "frames per observation, newest last"),
+    Option("noop_max", _int(0), 30, "at most this many no-op frames after a real reset; 0 turns them off"),
+    Option("use_fire_reset", check_bool, None, "press FIRE after every reset (SB3: and every life loss)"),
+    Option("episodic_life", check_bool, None, "a life loss ends the episode (SB3 `terminal_on_life_loss`)"),
+    Option("life_loss_info", check_bool, False, "a life loss is reported as terminated, and nothing resets"),
+    Option("reward_clipping", check_bool, None, "rewards become their sign (SB3 `clip_reward`)"),
+    Option("repeat_action_probability", _probability, None, "ALE's own sticky actions"),
+    Option("action_repeat_probability", _probability, 0.0, "SB3's `StickyActionEnv` (sb3 preset only)"),
+    Option("full_action_space", check_bool, False, "all 18 actions"),
+    Option("max_num_frames_per_episode", _int(0), 108_000, "frames after which an episode is truncated"),
+    Option("mode", _optional_int, None, "game mode (None: the game's default)"),
+    Option("difficulty", _optional_int, None, "game difficulty (None: the game's default)"),
+    Option("env_frameskip", _env_frameskip, 1, "frame skip of gymnasium's `AtariEnv` below the chain (sb3 preset)"),
+    Option("num_threads", _int(0), 0, "worker threads; 0 means one per core, at most `num_envs`"),
+    Option("thread_affinity_offset", _int(-1), -1, "pins worker t to core `offset + t`; -1 turns pinning off"),
+)
+OPTION_NAMES = tuple(option.name for option in OPTIONS)
+
+
+@dataclass(frozen=True)
+class PresetSpec:
+    """One preset: whose pipeline it reproduces and what that means for the options."""
+
+    native: Any                  # _engine.Preset
+    defaults: dict[str, Any]     # values of the options left as None
+    sb3_layout: str              # observation layout behind SB3's VecEnv API
+    gym_layout: str              # behind Gymnasium's VectorEnv API
+    forbids: tuple[tuple[str, Callable[[Any], bool], str], ...] = field(default=())  # (option, is_bad, why)
+
+
+PRESETS: dict[str, PresetSpec] = {
+    # AtariWrapper(AtariEnv("<Game>NoFrameskip-v4")) + VecFrameStack(4) (+ VecTransposeImage)
+    "sb3": PresetSpec(_engine.Preset.SB3, {"episodic_life": True, "reward_clipping": True,
+                                           "repeat_action_probability": 0.0, "use_fire_reset": None}, "chw", "chw"),
+    # FrameStackObservation(AtariPreprocessing(gym.make("ALE/<Game>-v5", frameskip=1)), 4, padding_type="zero")
+    "gymnasium": PresetSpec(
+        _engine.Preset.GYMNASIUM, {"episodic_life": False, "reward_clipping": False,
+                                   "repeat_action_probability": 0.25, "use_fire_reset": False}, "frames", "frames",
+        (("use_fire_reset", bool, "AtariPreprocessing has no fire reset"),
+         ("action_repeat_probability", bool, "it is SB3's StickyActionEnv: use repeat_action_probability, ALE's own"),
+         ("env_frameskip", lambda v: v != (1, 0), "AtariPreprocessing needs AtariEnv(frameskip=1)"))),
+    # ale_py.vector_env.AtariVectorEnv(game, num_envs)
+    "ale": PresetSpec(
+        _engine.Preset.ALE, {"episodic_life": False, "reward_clipping": True, "repeat_action_probability": 0.0,
+                             "use_fire_reset": True}, "frames", "frames",
+        (("action_repeat_probability", bool, "it is SB3's StickyActionEnv: use repeat_action_probability, ALE's own"),
+         ("env_frameskip", lambda v: v != (1, 0), "ALE's vector env steps the emulator frame by frame"),
+         ("max_num_frames_per_episode", lambda v: v == 0, "ALE's vector env counts frames against a limit >= 1"),
+         ("mode", lambda v: v != -1, "ALE's vector env plays the default mode"),
+         ("difficulty", lambda v: v != -1, "ALE's vector env plays the default difficulty"))),
+}
+LAYOUTS = {"chw": _engine.Layout.CHW, "hwc": _engine.Layout.HWC, "frames": _engine.Layout.FRAMES}
 
 
 def check_actions(actions: Any, count: int, n: int, column_ok: bool = False) -> np.ndarray:
@@ -84,9 +166,11 @@ def seed_words(seed: Any) -> list[int] | None:
 class Batch:
     """The validated configs of a batch, one per env, and what the front-ends show of them."""
 
-    configs: list[Any]            # per env: ROM and fire reset (AtariWrapper decides per game)
+    configs: list[Any]            # per env: ROM and fire reset (decided per game)
     games: list[str]              # ROM id per env
     action_meanings: list[str]    # shared by every env
+    num_threads: int
+    thread_affinity_offset: int
 
 
 def games_for(game: str | Sequence[str], num_envs: int) -> list[str]:
@@ -97,83 +181,67 @@ def games_for(game: str | Sequence[str], num_envs: int) -> list[str]:
     return [rom_id(g) for g in game]
 
 
-def build_batch(game: str | Sequence[str], num_envs: int, *, preset: str, frameskip: int, maxpool: bool,
-                grayscale: bool, img_height: int, img_width: int, stack_num: int, layout: str,
-                pad_with_reset: bool, noop_max: int, use_fire_reset: bool | None, episodic_life: bool | None,
-                life_loss_info: bool, reward_clipping: bool | None, repeat_action_probability: float | None,
-                action_repeat_probability: float, full_action_space: bool, continuous: bool,
-                max_num_frames_per_episode: int, mode: int | None, difficulty: int | None,
-                env_frameskip: int | tuple[int, int], next_step_autoreset: bool) -> Batch:
-    if preset not in PRESET_DEFAULTS:
-        raise ValueError(f"Unknown preset {preset!r}; allowed: {', '.join(PRESET_DEFAULTS)}")
-    defaults = PRESET_DEFAULTS[preset]
+def check_preset(preset: Any) -> PresetSpec:
+    if preset not in PRESETS:
+        raise ValueError(f"Unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
+    return PRESETS[preset]
+
+
+def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout: str, next_step_autoreset: bool,
+                pad_with_reset: bool = False, continuous: bool = False, **options: Any) -> Batch:
+    """Validate a front-end's options (names of OPTIONS; missing ones take the table's default, None
+    ones the preset's) into one EnvConfig per env. Raises TypeError/ValueError naming what is wrong."""
+    spec = check_preset(preset)
+    unknown = set(options) - set(OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"unknown options {sorted(unknown)}; allowed: {', '.join(OPTION_NAMES)}")
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        value = options.get(option.name, option.default)
+        if value is None:
+            value = spec.defaults.get(option.name)
+        values[option.name] = value if value is None and option.name == "use_fire_reset" else option.check(option.name, value)
+    for name, is_bad, why in spec.forbids:
+        if is_bad(values[name]):
+            raise ValueError(f"{name}={options.get(name)!r} is not allowed with preset={preset!r}: {why}")
+    if next_step_autoreset and preset == "sb3":
+        raise ValueError("SB3's chain resets in the same step: next-step auto-reset needs preset='gymnasium' or 'ale'")
     games = games_for(game, num_envs)
-    full_action_space = check_bool("full_action_space", full_action_space)
-    continuous = check_bool("continuous", continuous)
+    full_action_space = values["full_action_space"] or check_bool("continuous", continuous)
     # Continuous actions address ALE's whole action set, as gymnasium's AtariEnv does.
-    action_sets = {g: _engine.action_set(rom_path(g), full_action_space or continuous) for g in set(games)}
+    action_sets = {g: _engine.action_set(rom_path(g), full_action_space) for g in set(games)}
     meanings = {g: [ale_py.Action(a).name for a in ids] for g, ids in action_sets.items()}
     if len({tuple(m) for m in meanings.values()}) > 1:
         raise ValueError("these games have different action sets: "
                          + "; ".join(f"{g}: {len(m)} actions" for g, m in sorted(meanings.items()))
                          + ". Use full_action_space=True to give every game all 18 actions.")
-
-    base = _engine.EnvConfig()
-    base.preset = _engine.Preset.SB3 if preset == "sb3" else _engine.Preset.GYMNASIUM
-    base.frameskip = check_int("frameskip", frameskip, 1)
-    base.maxpool = check_bool("maxpool", maxpool)
-    base.grayscale = check_bool("grayscale", grayscale)
-    base.img_height = check_int("img_height", img_height, 1, 4096)
-    base.img_width = check_int("img_width", img_width, 1, 4096)
-    base.stack_num = check_int("stack_num", stack_num, 1)
     if layout not in LAYOUTS:
         raise ValueError(f"Unknown layout {layout!r}; allowed: {', '.join(LAYOUTS)}")
-    base.layout = LAYOUTS[layout]
-    base.pad_with_reset = check_bool("pad_with_reset", pad_with_reset)
-    base.noop_max = check_int("noop_max", noop_max, 0)
-    base.full_action_space = full_action_space or continuous
-    base.episodic_life = check_bool("episodic_life", defaults["episodic_life"] if episodic_life is None
-                                    else episodic_life)
-    base.life_loss_info = check_bool("life_loss_info", life_loss_info)
-    base.reward_clipping = check_bool("reward_clipping", defaults["reward_clipping"] if reward_clipping is None
-                                      else reward_clipping)
-    base.repeat_action_probability = check_float(
-        "repeat_action_probability",
-        defaults["repeat_action_probability"] if repeat_action_probability is None else repeat_action_probability,
-        0.0, 1.0)
-    base.action_repeat_probability = check_float("action_repeat_probability", action_repeat_probability, 0.0, 1.0)
-    base.max_num_frames_per_episode = check_int("max_num_frames_per_episode", max_num_frames_per_episode, 0)
-    base.mode = -1 if mode is None else check_int("mode", mode, 0)
-    base.difficulty = -1 if difficulty is None else check_int("difficulty", difficulty, 0)
-    if isinstance(env_frameskip, tuple):
-        if len(env_frameskip) != 2 or not 1 <= env_frameskip[0] < env_frameskip[1]:
-            raise ValueError(f"env_frameskip as a range must be (low, high) with 1 <= low < high, got {env_frameskip}")
-        base.env_frameskip = check_int("env_frameskip[0]", env_frameskip[0], 1)
-        base.env_frameskip_max = check_int("env_frameskip[1]", env_frameskip[1], 2)
-    else:
-        base.env_frameskip = check_int("env_frameskip", env_frameskip, 1)
-    base.next_step_autoreset = check_bool("next_step_autoreset", next_step_autoreset)
-    if base.next_step_autoreset and preset == "sb3":
-        raise ValueError("SB3's VecEnv contract resets in the same step: next-step auto-reset needs preset='gymnasium'")
-    if base.preset == _engine.Preset.GYMNASIUM and base.action_repeat_probability > 0:
-        raise ValueError("action_repeat_probability is SB3's StickyActionEnv: with preset='gymnasium' use "
-                         "repeat_action_probability (ALE's own sticky actions)")
-    if use_fire_reset is None and "use_fire_reset" in defaults:
-        use_fire_reset = defaults["use_fire_reset"]
-    if use_fire_reset is not None:
-        use_fire_reset = check_bool("use_fire_reset", use_fire_reset)
-        if use_fire_reset and base.preset == _engine.Preset.GYMNASIUM:
-            raise ValueError("AtariPreprocessing has no fire reset: use_fire_reset=True needs preset='sb3'")
 
+    base = _engine.EnvConfig()
+    base.preset = spec.native
+    base.layout = LAYOUTS[layout]
+    base.next_step_autoreset = check_bool("next_step_autoreset", next_step_autoreset)
+    base.pad_with_reset = check_bool("pad_with_reset", pad_with_reset)
+    for name, value in values.items():
+        if name == "env_frameskip":
+            base.env_frameskip, base.env_frameskip_max = value
+        elif name == "full_action_space":
+            base.full_action_space = full_action_space
+        elif name not in ("use_fire_reset", "num_threads", "thread_affinity_offset"):
+            setattr(base, name, value)
     configs = []
     for g in games:
         actions = meanings[g]
-        has_fire = "FIRE" in actions  # AtariWrapper's test for FireResetEnv
-        env_fire = has_fire if use_fire_reset is None else use_fire_reset
-        if env_fire and (len(actions) < 3 or actions[1] != "FIRE"):
-            raise ValueError(f"use_fire_reset=True needs FIRE as action 1 and 3+ actions; {g} has {actions}")
+        fire = values["use_fire_reset"]
+        if preset == "ale":  # ALE presses FIRE whenever its action set has it
+            fire = fire and "FIRE" in actions
+        else:
+            fire = "FIRE" in actions if fire is None else fire  # AtariWrapper's test for FireResetEnv
+            if fire and (len(actions) < 3 or actions[1] != "FIRE"):
+                raise ValueError(f"use_fire_reset=True needs FIRE as action 1 and 3+ actions; {g} has {actions}")
         config = _engine.EnvConfig(base)
         config.rom_path = rom_path(g)
-        config.fire_reset = env_fire
+        config.fire_reset = fire
         configs.append(config)
-    return Batch(configs, games, meanings[games[0]])
+    return Batch(configs, games, meanings[games[0]], values["num_threads"], values["thread_affinity_offset"])

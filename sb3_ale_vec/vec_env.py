@@ -18,12 +18,14 @@ from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec import _engine
+from sb3_ale_vec._core import EngineCore, EngineError
 from sb3_ale_vec.games import camel_name
-from sb3_ale_vec.options import build_batch, check_actions, check_bool, check_int, seed_words
+from sb3_ale_vec.options import PRESETS, build_batch, check_actions, check_bool, check_int, check_preset
 
-PRESETS = ("sb3",)
 # Attributes the engine fixes at construction: set_attr cannot change them.
 _ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_")) | {"channels_last", "game"}
+# The gymnasium id whose registration each preset's reference pipeline starts from.
+_SPEC_IDS = {"sb3": "{}NoFrameskip-v4", "gymnasium": "ALE/{}-v5", "ale": "ALE/{}-v5"}
 
 
 def _built_by(wrapper: type) -> bool:
@@ -36,22 +38,6 @@ def _built_by(wrapper: type) -> bool:
         if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), wrapper):
             return True
     return False
-
-
-class EngineError(RuntimeError):
-    """Some envs failed during a step. The others stepped normally: their results are attached.
-
-    :ivar env_ids: the envs that failed; ``reset()`` rebuilds them, steps are refused until then
-    :ivar obs: the batch of observations, with zeros in the rows of the failed envs
-    :ivar rewards: the rewards (0 for failed envs)
-    :ivar dones: the dones (False for failed envs)
-    :ivar infos: the infos (``{}`` for failed envs)
-    """
-
-    def __init__(self, message: str, env_ids: list[int], obs: np.ndarray, rewards: np.ndarray,
-                 dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.env_ids, self.obs, self.rewards, self.dones, self.infos = env_ids, obs, rewards, dones, infos
 
 
 class AleNativeVecEnv(VecEnv):
@@ -68,7 +54,10 @@ class AleNativeVecEnv(VecEnv):
         different action sets need ``full_action_space=True``; fire reset is decided per game)
     :param num_envs: number of emulators
     :param seed: base seed: env i gets ``seed + i`` at the first ``reset()`` (``VecEnv.seed``)
-    :param preset: whose defaults the ``None`` options take; ``"sb3"`` is SB3's ``AtariWrapper``
+    :param preset: whose pipeline each env reproduces, and so the defaults of the ``None`` options:
+        ``"sb3"`` (SB3's ``AtariWrapper``), ``"gymnasium"`` (``AtariPreprocessing`` +
+        ``FrameStackObservation``) or ``"ale"`` (ale-py's ``AtariVectorEnv``), each behind SB3's
+        same-step auto-reset, as a ``DummyVecEnv`` of that pipeline would be
     :param frameskip: emulator frames per agent step
     :param maxpool: max-pool the last two frames of each skip (RGB, before the gray conversion)
     :param grayscale: gray observations (OpenCV's RGB2GRAY), else RGB
@@ -83,7 +72,8 @@ class AleNativeVecEnv(VecEnv):
     :param life_loss_info: a life loss is a done (with ``terminal_observation``, the obs itself) that
         resets nothing, not even the frame stack: ALE's vector-env option, for ``episodic_life=False``
     :param reward_clipping: rewards become their sign (``None``: True)
-    :param repeat_action_probability: ALE's sticky actions (``ALE/*-v5`` uses 0.25)
+    :param repeat_action_probability: ALE's sticky actions (``None``: the preset's, 0 for sb3 and ale,
+        0.25 for gymnasium as in ``ALE/*-v5``)
     :param action_repeat_probability: SB3 ``StickyActionEnv``'s sticky actions
     :param full_action_space: all 18 actions instead of the game's minimal set
     :param max_num_frames_per_episode: ALE truncates a game after this many frames (0: never)
@@ -116,7 +106,7 @@ class AleNativeVecEnv(VecEnv):
         episodic_life: bool | None = None,
         life_loss_info: bool = False,
         reward_clipping: bool | None = None,
-        repeat_action_probability: float = 0.0,
+        repeat_action_probability: float | None = None,
         action_repeat_probability: float = 0.0,
         full_action_space: bool = False,
         max_num_frames_per_episode: int = 108_000,
@@ -127,21 +117,19 @@ class AleNativeVecEnv(VecEnv):
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",
     ) -> None:
-        if preset not in PRESETS:
-            raise ValueError(f"Unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
+        spec = check_preset(preset)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
         num_envs = check_int("num_envs", num_envs, 1)
         batch = build_batch(
-            game, num_envs, preset=preset, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
-            img_height=img_height, img_width=img_width, stack_num=stack_num,
-            layout="hwc" if check_bool("channels_last", channels_last) else "chw", pad_with_reset=False,
-            noop_max=noop_max, use_fire_reset=use_fire_reset, episodic_life=episodic_life,
-            life_loss_info=life_loss_info, reward_clipping=reward_clipping,
-            repeat_action_probability=repeat_action_probability,
+            game, num_envs, preset, layout="hwc" if check_bool("channels_last", channels_last) else spec.sb3_layout,
+            next_step_autoreset=False, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
+            img_height=img_height, img_width=img_width, stack_num=stack_num, noop_max=noop_max,
+            use_fire_reset=use_fire_reset, episodic_life=episodic_life, life_loss_info=life_loss_info,
+            reward_clipping=reward_clipping, repeat_action_probability=repeat_action_probability,
             action_repeat_probability=action_repeat_probability, full_action_space=full_action_space,
-            continuous=False, max_num_frames_per_episode=max_num_frames_per_episode, mode=mode,
-            difficulty=difficulty, env_frameskip=env_frameskip, next_step_autoreset=False)
+            max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
+            env_frameskip=env_frameskip, num_threads=num_threads, thread_affinity_offset=thread_affinity_offset)
         self.games = batch.games
         self.game = batch.games[0] if len(set(batch.games)) == 1 else list(batch.games)
         self.preset = preset
@@ -151,14 +139,13 @@ class AleNativeVecEnv(VecEnv):
         self._action_meanings = batch.action_meanings
         self._configs = batch.configs
         self.config = batch.configs[0]
-        self._engine = _engine.Engine(batch.configs, check_int("num_threads", num_threads, 0),
-                                      check_int("thread_affinity_offset", thread_affinity_offset, -1))
+        self._engine = EngineCore(batch, type(self).__name__)
 
-        observation_space = spaces.Box(0, 255, tuple(self._engine.obs_shape), np.uint8)
+        observation_space = spaces.Box(0, 255, self._engine.obs_shape, np.uint8)
         super().__init__(num_envs, observation_space, spaces.Discrete(len(self._action_meanings)))
         # VecEnv.__init__ replaced metadata; AtariEnv's, with its fps, is what video recorders read.
         self.metadata = dict(ale_py.env.AtariEnv.metadata)
-        self._specs = [gym.spec(f"{camel_name(g)}NoFrameskip-v4") for g in self.games]
+        self._specs = [gym.spec(_SPEC_IDS[preset].format(camel_name(g))) for g in self.games]
         self.spec = self._specs[0]
         self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
         self.seed(seed)
@@ -171,56 +158,51 @@ class AleNativeVecEnv(VecEnv):
         As with ``EpisodicLifeEnv``, an env whose game is still running after a life loss is not
         restarted: it plays one NOOP step and goes on (its seed is then unused).
         """
-        engine = self._live_engine()  # a step still in flight finishes first; its results are dropped
-        engine.send_reset([seed_words(s) for s in self._seeds])
-        obs, _, _, info = engine.recv()
-        if info["failed"]:
-            raise RuntimeError(f"reset failed: {info['error']} (reset() again rebuilds the failed envs)")
-        self.reset_infos = [engine.reset_info(i) for i in range(self.num_envs)]
+        # A step still in flight finishes first; its results are dropped.
+        self._engine.send_reset(self._seeds)
+        batch = self._engine.recv_reset()
+        self.reset_infos = [batch.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
-        return obs
+        return batch.obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        engine = self._live_engine()
-        if engine.pending:
+        if self._engine.live().pending:
             raise RuntimeError("step_async() called twice without step_wait()")
-        engine.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
+        self._engine.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
 
     def step_wait(self) -> VecEnvStepReturn:
-        engine = self._live_engine()
-        if not engine.pending:
+        if not self._engine.live().pending:
             raise RuntimeError("step_wait() called without step_async()")
-        obs, rewards, dones, info = engine.recv()
-        failed = set(info["failed"])
-        reset = info["reset"].tolist()
-        truncated, lives = info["TimeLimit.truncated"].tolist(), info["lives"].tolist()
-        episode_frames, frames = info["episode_frame_number"].tolist(), info["frame_number"].tolist()
-        infos: list[dict[str, Any]] = []
-        game_end = info["game_end"].tolist()
+        batch = self._engine.recv()
+        failed = set(batch.failed)
+        truncated, lives = batch.time_limit.tolist(), batch.lives.tolist()
+        episode_frames, frames = batch.episode_frame_number.tolist(), batch.frame_number.tolist()
+        game_end, reset = batch.game_end.tolist(), batch.reset.tolist()
         now = round(time.time() - self.t_start, 6)
-        for i, done in enumerate(dones.tolist()):
+        infos: list[dict[str, Any]] = []
+        for i in range(self.num_envs):
             if i in failed:
                 infos.append({})
                 continue
             # The ALE info of the step's last frame, as AtariEnv returns it through the wrappers.
-            env_info: dict[str, Any] = {"lives": lives[i], "episode_frame_number": episode_frames[i],
-                                        "frame_number": frames[i]}
-            if game_end[i]:  # Monitor below EpisodicLifeEnv: only a real game end is an episode
-                env_info["episode"] = {"r": round(float(info["episode_return"][i]), 6),
-                                       "l": int(info["episode_length"][i]), "t": now}
-            env_info["TimeLimit.truncated"] = truncated[i]
-            if done:
-                env_info["terminal_observation"] = engine.terminal_obs(i)
+            info: dict[str, Any] = {"lives": lives[i], "episode_frame_number": episode_frames[i],
+                                    "frame_number": frames[i]}
+            if game_end[i]:  # Monitor below the chain: only a real game end is an episode
+                info["episode"] = {"r": round(float(batch.episode_return[i]), 6),
+                                   "l": int(batch.episode_length[i]), "t": now}
+            info["TimeLimit.truncated"] = truncated[i]
+            if i in batch.final_obs:
+                info["terminal_observation"] = batch.final_obs[i]
             if reset[i]:
-                self.reset_infos[i] = engine.reset_info(i)
-            infos.append(env_info)
+                self.reset_infos[i] = batch.reset_info(i)
+            infos.append(info)
+        dones = batch.dones
         if failed:
-            rewards[list(failed)], dones[list(failed)] = 0.0, False
-            raise EngineError(f"{info['error']} (the other envs stepped normally: see this error's obs, rewards, "
-                              "dones and infos; reset() rebuilds the failed envs)", sorted(failed), obs, rewards,
-                              dones, infos)
-        return obs, rewards, dones, infos
+            raise EngineError(f"{batch.error} (the other envs stepped normally: see this error's obs, rewards, "
+                              "dones and infos; reset() rebuilds the failed envs)", sorted(failed), batch.obs,
+                              batch.rewards, dones, infos)
+        return batch.obs, batch.rewards, dones, infos
 
     def send(self, actions: np.ndarray) -> None:
         """``step_async``: start a step of every env and return at once (emulation overlaps the caller)."""
@@ -240,8 +222,7 @@ class AleNativeVecEnv(VecEnv):
             warnings.warn(f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array`"
                           " to obtain images.")
             return [None for _ in range(self.num_envs)]
-        engine = self._live_engine()
-        return [engine.screen_rgb(i) for i in range(self.num_envs)]
+        return self._engine.screens()
 
     # -- attributes, methods and wrappers, per env ---------------------------------------------
 
@@ -310,11 +291,4 @@ class AleNativeVecEnv(VecEnv):
 
     @property
     def num_threads(self) -> int:
-        return self._live_engine().num_threads
-
-    # -- helpers ---------------------------------------------------------------------------------
-
-    def _live_engine(self) -> Any:
-        if self._engine.closed:
-            raise RuntimeError("this AleNativeVecEnv is closed")
-        return self._engine
+        return self._engine.num_threads

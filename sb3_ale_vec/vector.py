@@ -11,9 +11,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from sb3_ale_vec import _engine
-from sb3_ale_vec.options import build_batch, check_actions, check_float, check_int, seed_words
-from sb3_ale_vec.vec_env import EngineError
+from sb3_ale_vec._core import EngineCore, EngineError, StepBatch
+from sb3_ale_vec.options import build_batch, check_actions, check_float, check_int, check_preset
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
@@ -95,34 +94,32 @@ class AleVectorEnv(VectorEnv):
     ) -> None:
         self.num_envs = check_int("num_envs", num_envs, 1)
         self.autoreset_mode = AutoresetMode(autoreset_mode)
+        spec = check_preset(preset)
         if stack_padding not in ("zero", "reset"):
             raise ValueError(f"stack_padding must be 'zero' or 'reset', got {stack_padding!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
         batch = build_batch(
-            game, self.num_envs, preset=preset, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
-            img_height=img_height, img_width=img_width, stack_num=stack_num,
-            layout="frames" if preset == "gymnasium" else "chw", pad_with_reset=stack_padding == "reset",
-            noop_max=noop_max, use_fire_reset=use_fire_reset, episodic_life=episodic_life,
+            game, self.num_envs, preset, layout=spec.gym_layout, pad_with_reset=stack_padding == "reset",
+            next_step_autoreset=self.autoreset_mode != AutoresetMode.SAME_STEP, continuous=continuous,
+            frameskip=frameskip, maxpool=maxpool, grayscale=grayscale, img_height=img_height, img_width=img_width,
+            stack_num=stack_num, noop_max=noop_max, use_fire_reset=use_fire_reset, episodic_life=episodic_life,
             life_loss_info=life_loss_info, reward_clipping=reward_clipping,
-            repeat_action_probability=repeat_action_probability, action_repeat_probability=0.0,
-            full_action_space=full_action_space, continuous=continuous,
+            repeat_action_probability=repeat_action_probability, full_action_space=full_action_space,
             max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
-            env_frameskip=1, next_step_autoreset=self.autoreset_mode != AutoresetMode.SAME_STEP)
+            num_threads=num_threads, thread_affinity_offset=thread_affinity_offset)
         self.games = batch.games
         self.preset = preset
         self.continuous = continuous
         self.continuous_action_threshold = check_float("continuous_action_threshold", continuous_action_threshold,
                                                        0.0, 1.0)
-        self._engine = _engine.Engine(batch.configs, check_int("num_threads", num_threads, 0),
-                                      check_int("thread_affinity_offset", thread_affinity_offset, -1),
-                                      check_int("batch_size", batch_size, 0, self.num_envs))
+        self._engine = EngineCore(batch, type(self).__name__, batch_size)
         self.batch_size = self._engine.batch_size
         self._action_meanings = batch.action_meanings
         self.render_mode = render_mode
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
 
-        self.single_observation_space = spaces.Box(0, 255, tuple(self._engine.obs_shape), np.uint8)
+        self.single_observation_space = spaces.Box(0, 255, self._engine.obs_shape, np.uint8)
         if continuous:
             # AtariEnv's continuous space: radius, theta (polar joystick) and fire.
             self.single_action_space = spaces.Box(np.array([0.0, -np.pi, 0.0], np.float32),
@@ -157,21 +154,18 @@ class AleVectorEnv(VectorEnv):
         mask = None if options is None else options.get("reset_mask")
         if mask is not None:
             mask = self._check_mask(mask)
-        engine = self._live_engine()
         if mask is None:
-            engine.send_reset([seed_words(s) for s in seeds])
+            self._engine.send_reset(seeds)
             self._needs_reset[:] = False
         else:
             ids = np.flatnonzero(mask)
-            engine.send_reset([seed_words(seeds[i]) for i in ids], ids)
+            self._engine.send_reset([seeds[i] for i in ids], ids)
             self._needs_reset[ids] = False
-        obs, _, _, info = engine.recv()
-        if info["failed"]:
-            raise RuntimeError(f"reset failed: {info['error']} (reset() again rebuilds the failed envs)")
-        ids = info["env_id"]
+        batch = self._engine.recv_reset()
+        ids, obs = batch.env_ids, batch.obs
         infos: dict[str, Any] = {}
         for k, i in enumerate(ids.tolist()):
-            infos = self._add_info(infos, engine.reset_info(i), k if self._batched else i)
+            infos = self._add_info(infos, batch.reset_info(k), k if self._batched else i)
         if self._batched:
             infos["env_id"] = ids
             self._env_ids = ids
@@ -195,7 +189,7 @@ class AleVectorEnv(VectorEnv):
         ``recv()`` then returns the first min(batch_size, envs in flight) to finish, in the order they
         finished, with ``info["env_id"]`` whenever that is not every env.
         """
-        engine = self._live_engine()
+        self._engine.live()
         if env_ids is not None:
             ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
         else:
@@ -208,48 +202,45 @@ class AleVectorEnv(VectorEnv):
             indices, strengths = self._continuous_actions(actions, rows)
         else:
             indices, strengths = check_actions(actions, rows, self.single_action_space.n), None
-        engine.send(indices, ids, strengths)
+        self._engine.send(indices, ids, strengths)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Wait for the next batch: obs, rewards, terminations, truncations and batched infos."""
-        engine = self._live_engine()
-        obs, rewards, _, info = engine.recv()
-        ids = info["env_id"]
-        terminated, truncated, reset = info["terminated"], info["truncated"], info["reset"]
-        infos = {key: info[key].copy() for key in _STEP_INFO_KEYS}
+        batch = self._engine.recv()
+        ids, obs, terminated, truncated, reset = batch.env_ids, batch.obs, batch.terminated, batch.truncated, batch.reset
+        infos: dict[str, Any] = {key: getattr(batch, key).copy() for key in _STEP_INFO_KEYS}
         resets = np.flatnonzero(reset).tolist()
         if resets and self.autoreset_mode == AutoresetMode.SAME_STEP:
             final_obs = np.full(len(ids), None, dtype=object)
             final_info: dict[str, Any] = {}
             for k in resets:
-                final_obs[k] = engine.terminal_obs(int(ids[k]))
+                final_obs[k] = batch.final_obs[k]
                 final_info = self._add_info(final_info, {key: int(infos[key][k]) for key in _STEP_INFO_KEYS}, k)
             infos.update({"final_obs": final_obs, "_final_obs": reset.copy(), "final_info": final_info,
                           "_final_info": reset.copy()})
         for key in _STEP_INFO_KEYS:
             infos["_" + key] = np.ones(len(ids), dtype=bool)
         for k in resets:  # the info of a reset is the reset's (in batched mode, maybe a seeded one)
-            infos = self._add_info(infos, engine.reset_info(int(ids[k])), k)
+            infos = self._add_info(infos, batch.reset_info(k), k)
         self._needs_reset[ids] = terminated | truncated
         self._env_ids = ids
         if len(ids) < self.num_envs:  # a partial batch names its rows
             infos["env_id"] = ids
         else:
             self._obs = obs
-        rewards = rewards.astype(np.float64)
-        if info["failed"]:
+        rewards = batch.rewards.astype(np.float64)
+        if batch.failed:
             infos["env_id"] = ids
-            raise EngineError(f"{info['error']} (the other envs stepped normally: see this error's obs, rewards, "
+            raise EngineError(f"{batch.error} (the other envs stepped normally: see this error's obs, rewards, "
                               "dones (terminated | truncated) and infos; reset() rebuilds the failed envs)",
-                              info["failed"], obs, rewards, terminated | truncated, infos)
+                              batch.failed, obs, rewards, terminated | truncated, infos)
         return obs, rewards, terminated, truncated, infos
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """Every env's current RGB screen, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
         if self.render_mode != "rgb_array":
             return None
-        engine = self._live_engine()
-        return tuple(engine.screen_rgb(i) for i in range(self.num_envs))
+        return tuple(self._engine.screens())
 
     def close_extras(self, **kwargs: Any) -> None:
         self._engine.close()
@@ -259,18 +250,13 @@ class AleVectorEnv(VectorEnv):
 
     @property
     def num_threads(self) -> int:
-        return self._live_engine().num_threads
+        return self._engine.num_threads
 
     # -- helpers --------------------------------------------------------------------------------------
 
     @property
     def _batched(self) -> bool:
         return self.batch_size < self.num_envs
-
-    def _live_engine(self) -> Any:
-        if self._engine.closed:
-            raise RuntimeError("this AleVectorEnv is closed")
-        return self._engine
 
     def _check_mask(self, mask: Any) -> np.ndarray:
         # The checks of gymnasium's SyncVectorEnv.reset.

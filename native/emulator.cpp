@@ -1,0 +1,132 @@
+#include "emulator.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "frame_ops.hpp"
+
+namespace sb3ale {
+
+namespace {
+
+template <typename Values>
+std::string join(const Values& values) {
+  std::string text;
+  for (const auto& v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
+  return text;
+}
+
+std::shared_ptr<const Palette> build_palette(ale::ALEInterface& ale, bool gray_pairs) {
+  auto palette = std::make_shared<Palette>();
+  auto& colours = ale.theOSystem->colourPalette();
+  for (int i = 0; i < 256; ++i) {
+    const uint32_t rgb = colours.getRGB(i);
+    palette->rgb[i] = {static_cast<uint8_t>(rgb >> 16), static_cast<uint8_t>(rgb >> 8), static_cast<uint8_t>(rgb)};
+  }
+  // getScreenGrayscale's own lookup. It reads entry p + 1 (gray sits after each even, on-screen
+  // colour), so index 255, never on screen, is left at 0 rather than read past the palette.
+  std::array<uint8_t, 255> indices;
+  for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<uint8_t>(i);
+  colours.applyPaletteGrayscale(palette->gray.data(), indices.data(), indices.size());
+  if (gray_pairs) {
+    palette->gray_pair.resize(256 * 256);
+    for (int a = 0; a < 256; ++a) {
+      for (int b = 0; b < 256; ++b) {
+        const auto& p = palette->rgb[a];
+        const auto& q = palette->rgb[b];
+        palette->gray_pair[a * 256 + b] = rgb_to_gray(std::max(p[0], q[0]), std::max(p[1], q[1]), std::max(p[2], q[2]));
+      }
+    }
+  }
+  return palette;
+}
+
+}  // namespace
+
+void quiet_ale_logs() {
+  static std::once_flag once;
+  std::call_once(once, [] { ale::Logger::setMode(ale::Logger::Error); });
+}
+
+std::shared_ptr<const Palette> PaletteCache::get(const std::string& rom_path, ale::ALEInterface& ale,
+                                                 bool gray_pairs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& palette = palettes_[{rom_path, gray_pairs}];
+  if (!palette) palette = build_palette(ale, gray_pairs);
+  return palette;
+}
+
+Emulator::Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& palettes)
+    : config_(config), palettes_(palettes) {
+  quiet_ale_logs();
+  ale_.setFloat("repeat_action_probability", config_.repeat_action_probability);
+  ale_.setInt("max_num_frames_per_episode", ale_max_frames);
+}
+
+void Emulator::load(int32_t ale_seed) {
+  ale_.setInt("random_seed", ale_seed);
+  ale_.loadROM(config_.rom_path);
+  // AtariEnv.load_game: mode and difficulty apply from the next reset_game().
+  if (config_.mode >= 0) {
+    const auto modes = ale_.getAvailableModes();
+    if (std::find(modes.begin(), modes.end(), static_cast<ale::game_mode_t>(config_.mode)) == modes.end()) {
+      throw std::invalid_argument("mode " + std::to_string(config_.mode) + " is not available; modes: " + join(modes));
+    }
+    ale_.setMode(static_cast<ale::game_mode_t>(config_.mode));
+  }
+  if (config_.difficulty >= 0) {
+    const auto levels = ale_.getAvailableDifficulties();
+    if (std::find(levels.begin(), levels.end(), static_cast<ale::difficulty_t>(config_.difficulty)) == levels.end()) {
+      throw std::invalid_argument("difficulty " + std::to_string(config_.difficulty) +
+                                  " is not available; difficulties: " + join(levels));
+    }
+    ale_.setDifficulty(static_cast<ale::difficulty_t>(config_.difficulty));
+  }
+  if (!palette_) {
+    action_set_ = config_.full_action_space ? ale_.getLegalActionSet() : ale_.getMinimalActionSet();
+    const bool pairs = config_.grayscale && config_.preset == Preset::kSB3;
+    palette_ = palettes_.get(config_.rom_path, ale_, pairs);
+    const auto& screen = ale_.getScreen();
+    if (screen.height() != kScreenHeight || screen.width() != kScreenWidth) {
+      throw std::runtime_error("unexpected screen size " + std::to_string(screen.height()) + "x" +
+                               std::to_string(screen.width()));
+    }
+  }
+}
+
+void Emulator::reset_game() {
+  ale_.reset_game();
+  stats_ = GameStats{};
+}
+
+ale::reward_t Emulator::act(int action, float strength) {
+  const ale::reward_t reward = ale_.act(action_set_[static_cast<size_t>(action)], strength);
+  stats_.score += reward;
+  return reward;
+}
+
+ale::reward_t Emulator::act_id(ale::Action action) {
+  const ale::reward_t reward = ale_.act(action);
+  stats_.score += reward;
+  return reward;
+}
+
+bool Emulator::has_action(ale::Action action) const {
+  return std::find(action_set_.begin(), action_set_.end(), action) != action_set_.end();
+}
+
+void Emulator::screen_gray(uint8_t* out) const {
+  const uint8_t* s = screen();
+  const auto& gray = palette_->gray;
+  for (size_t p = 0; p < static_cast<size_t>(kScreenHeight) * kScreenWidth; ++p) out[p] = gray[s[p]];
+}
+
+void Emulator::screen_rgb(uint8_t* out) const {
+  const uint8_t* s = screen();
+  for (size_t p = 0; p < static_cast<size_t>(kScreenHeight) * kScreenWidth; ++p) {
+    std::memcpy(out + 3 * p, palette_->rgb[s[p]].data(), 3);
+  }
+}
+
+}  // namespace sb3ale

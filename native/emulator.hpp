@@ -1,0 +1,89 @@
+// One ALE emulator: the ROM, its seeding, its palette and the true score of the game it plays.
+// Knows no preprocessing chain; every chain drives the game through it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ale/ale_interface.hpp"
+#include "config.hpp"
+
+namespace sb3ale {
+
+/// Sets ALE's process-wide log level to errors only, once: a second write, racing with the
+/// emulators' reads of it on worker threads, would be a data race.
+void quiet_ale_logs();
+
+/// A ROM's colours: what ALE's palette gives for each screen byte (palette index).
+struct Palette {
+  std::array<std::array<uint8_t, 3>, 256> rgb{};  ///< getScreenRGB's colour of each index
+  std::array<uint8_t, 256> gray{};                ///< getScreenGrayscale's gray of each index
+  /// gray(max(rgb[a], rgb[b])) at a * 256 + b, OpenCV's RGB2GRAY: SB3 pools RGB, then converts,
+  /// and one table over pairs of indices does both. Empty unless asked for (64 KiB).
+  std::vector<uint8_t> gray_pair;
+};
+
+/// One Palette per ROM for the whole engine (the palette depends only on the cartridge's display
+/// format), built by the first env that loads the ROM. Safe to use from many threads.
+class PaletteCache {
+ public:
+  std::shared_ptr<const Palette> get(const std::string& rom_path, ale::ALEInterface& ale, bool gray_pairs);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<std::string, bool>, std::shared_ptr<const Palette>> palettes_;
+};
+
+/// Emulator-side counters of the game in progress, reset by every reset_game().
+struct GameStats {
+  double score = 0;        ///< unclipped reward of every frame, reset frames included
+  int64_t length = 0;      ///< the chain's unit: gymnasium AtariEnv steps (SB3 Monitor's "l")
+  int64_t steps = 0;       ///< agent steps (gymnasium RecordEpisodeStatistics' "l")
+};
+
+class Emulator {
+ public:
+  /// Sets ALE's options; the chain loads the ROM. `ale_max_frames` is ALE's own frame limit (0: none).
+  Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& palettes);
+
+  /// Sets ALE's random_seed and (re)loads the ROM, applying mode and difficulty (AtariEnv.load_game).
+  /// Throws std::invalid_argument for a mode or difficulty the game does not have.
+  void load(int32_t ale_seed);
+  /// ALE reset_game(); the game's counters start again.
+  void reset_game();
+  /// One emulator frame with action index `action` of the action set; adds to the score.
+  ale::reward_t act(int action, float strength = 1.0f);
+  /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.
+  ale::reward_t act_id(ale::Action action);
+
+  bool game_over() const { return ale_.game_over(false); }
+  bool game_truncated() const { return ale_.game_truncated(); }
+  int lives() const { return ale_.lives(); }
+  int frame_number() const { return ale_.getFrameNumber(); }
+  int episode_frame_number() const { return ale_.getEpisodeFrameNumber(); }
+  const ale::ActionVect& action_set() const { return action_set_; }
+  bool has_action(ale::Action action) const;
+
+  /// The screen as palette indices (210 x 160), and ways to read it.
+  const uint8_t* screen() const { return ale_.getScreen().getArray(); }
+  const Palette& palette() const { return *palette_; }
+  void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
+  void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (210, 160, 3)
+
+  GameStats& stats() { return stats_; }
+
+ private:
+  const EnvConfig config_;
+  PaletteCache& palettes_;
+  mutable ale::ALEInterface ale_;  // ALE's own getters (lives) are not const
+  ale::ActionVect action_set_;
+  std::shared_ptr<const Palette> palette_;
+  GameStats stats_;
+};
+
+}  // namespace sb3ale

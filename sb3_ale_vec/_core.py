@@ -1,0 +1,146 @@
+"""The engine handling both front-ends share: the native engine, its checks, and one typed batch per recv."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sb3_ale_vec import _engine
+from sb3_ale_vec.options import Batch, check_int, seed_words
+
+
+class EngineError(RuntimeError):
+    """Some envs failed during a step. The others stepped normally: their results are attached.
+
+    :ivar env_ids: the envs that failed; ``reset()`` rebuilds them, steps are refused until then
+    :ivar obs: the batch of observations, with zeros in the rows of the failed envs
+    :ivar rewards: the rewards (0 for failed envs)
+    :ivar dones: the dones (False for failed envs)
+    :ivar infos: the infos (``{}`` for failed envs, SB3 API), or the batched infos (Gymnasium API)
+    """
+
+    def __init__(self, message: str, env_ids: list[int], obs: np.ndarray, rewards: np.ndarray,
+                 dones: np.ndarray, infos: Any) -> None:
+        super().__init__(message)
+        self.env_ids, self.obs, self.rewards, self.dones, self.infos = env_ids, obs, rewards, dones, infos
+
+
+@dataclass
+class StepBatch:
+    """One recv: row k is env ``env_ids[k]``. Arrays are fresh: later steps never write into them."""
+
+    obs: np.ndarray
+    env_ids: np.ndarray             # int64
+    rewards: np.ndarray             # float32, clipped if configured
+    terminated: np.ndarray
+    truncated: np.ndarray
+    reset: np.ndarray               # the row's obs starts a new episode (auto-reset, or the reset itself)
+    time_limit: np.ndarray          # SB3's TimeLimit.truncated
+    lives: np.ndarray               # info of the step's last frame, before any auto-reset
+    episode_frame_number: np.ndarray
+    frame_number: np.ndarray
+    game_end: np.ndarray            # the game ended here: episode_* are its true score and lengths
+    episode_return: np.ndarray      # unclipped
+    episode_length: np.ndarray      # gymnasium AtariEnv steps (SB3 Monitor's "l")
+    episode_steps: np.ndarray       # agent steps (RecordEpisodeStatistics' "l")
+    final_obs: dict[int, np.ndarray]  # row -> the full stack at its done, for every done row
+    failed: list[int]               # env ids whose task failed (their rows are zeros)
+    error: str | None
+    _raw: dict[str, Any]
+
+    @property
+    def dones(self) -> np.ndarray:
+        return self.terminated | self.truncated
+
+    def reset_info(self, k: int) -> dict[str, Any]:
+        """The info the reset of row k returned (its reset flag must be set): ``{}`` after SB3's FireResetEnv."""
+        raw = self._raw
+        if raw["reset_empty"][k]:
+            return {}
+        info: dict[str, Any] = {"lives": int(raw["reset_lives"][k]),
+                                "episode_frame_number": int(raw["reset_episode_frame_number"][k]),
+                                "frame_number": int(raw["reset_frame_number"][k])}
+        if raw["reset_has_seeds"][k]:  # numpy's generate_state gives np.uint32 values
+            info["seeds"] = (np.uint32(raw["reset_seeds"][k, 0]), np.uint32(raw["reset_seeds"][k, 1]))
+        return info
+
+    @property
+    def reset_lives(self) -> np.ndarray:
+        return self._raw["reset_lives"]
+
+    @property
+    def reset_episode_frame_number(self) -> np.ndarray:
+        return self._raw["reset_episode_frame_number"]
+
+    @property
+    def reset_frame_number(self) -> np.ndarray:
+        return self._raw["reset_frame_number"]
+
+
+class EngineCore:
+    """Owns one native engine: closed and in-flight checks, seeds, failed envs, typed batches."""
+
+    def __init__(self, batch: Batch, owner: str, batch_size: int = 0) -> None:
+        self.owner = owner
+        self.num_envs = len(batch.configs)
+        self._engine = _engine.Engine(batch.configs, batch.num_threads, batch.thread_affinity_offset,
+                                      check_int("batch_size", batch_size, 0, self.num_envs))
+        self.obs_shape = tuple(self._engine.obs_shape)
+        self.batch_size = self._engine.batch_size
+
+    @property
+    def closed(self) -> bool:
+        return self._engine.closed
+
+    @property
+    def pending(self) -> bool:
+        return self._engine.pending
+
+    @property
+    def num_threads(self) -> int:
+        return self.live().num_threads
+
+    def live(self) -> Any:
+        if self._engine.closed:
+            raise RuntimeError(f"this {self.owner} is closed")
+        return self._engine
+
+    def send_reset(self, seeds: list[Any], env_ids: np.ndarray | None = None) -> None:
+        """Start resetting every env (or env_ids), seeds[k] an int or None; steps in flight are dropped."""
+        self.live().send_reset([seed_words(s) for s in seeds], env_ids)
+
+    def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None, strengths: np.ndarray | None = None) -> None:
+        self.live().send(actions, env_ids, strengths)
+
+    def recv(self) -> StepBatch:
+        raw = self.live().recv()
+        rows = raw["final_rows"].tolist()
+        finals = raw["final_obs"]
+        return StepBatch(
+            obs=raw["obs"], env_ids=raw["env_id"], rewards=raw["reward"], terminated=raw["terminated"],
+            truncated=raw["truncated"], reset=raw["reset"], time_limit=raw["TimeLimit.truncated"], lives=raw["lives"],
+            episode_frame_number=raw["episode_frame_number"], frame_number=raw["frame_number"],
+            game_end=raw["game_end"], episode_return=raw["episode_return"], episode_length=raw["episode_length"],
+            episode_steps=raw["episode_steps"], final_obs={k: finals[j] for j, k in enumerate(rows)},
+            failed=list(raw["failed"]), error=raw["error"], _raw=raw)
+
+    def recv_reset(self) -> StepBatch:
+        """recv() after send_reset(); a failed reset raises (resetting again rebuilds the env)."""
+        batch = self.recv()
+        if batch.failed:
+            raise RuntimeError(f"reset failed: {batch.error} (reset() again rebuilds the failed envs)")
+        return batch
+
+    def screens(self) -> list[np.ndarray]:
+        """Every env's current RGB screen, (210, 160, 3)."""
+        engine = self.live()
+        return [engine.screen_rgb(i) for i in range(self.num_envs)]
+
+    def _inject_fault(self, env_id: int) -> None:
+        """Tests: env_id's next step throws."""
+        self.live()._inject_fault(env_id)
+
+    def close(self) -> None:
+        self._engine.close()

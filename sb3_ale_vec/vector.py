@@ -17,7 +17,7 @@ from sb3_ale_vec.options import build_batch, check_actions, check_float, check_i
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
 
-def _direction_table() -> np.ndarray:
+def direction_table() -> np.ndarray:
     """ALE action id for (horizontal + 1, vertical + 1, fire), as gymnasium's AtariEnv.map_action_idx."""
     table = np.zeros((3, 3, 2), dtype=np.int64)
     for h, horizontal in enumerate(("LEFT", "", "RIGHT")):
@@ -124,7 +124,7 @@ class AleVectorEnv(VectorEnv):
             # AtariEnv's continuous space: radius, theta (polar joystick) and fire.
             self.single_action_space = spaces.Box(np.array([0.0, -np.pi, 0.0], np.float32),
                                                   np.array([1.0, np.pi, 1.0], np.float32), (3,), np.float32)
-            self._directions = _direction_table()
+            self._directions = direction_table()
         else:
             self.single_action_space = spaces.Discrete(len(self._action_meanings))
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
@@ -275,21 +275,27 @@ class AleVectorEnv(VectorEnv):
         return mask
 
     def _continuous_actions(self, actions: Any, count: int) -> tuple[np.ndarray, np.ndarray]:
-        array = np.asarray(actions)
-        if array.dtype != np.float32:
-            raise TypeError(f"continuous actions must be float32 (radius, theta, fire), got dtype {array.dtype}")
-        if array.shape != (count, 3):
-            raise ValueError(f"continuous actions must have shape ({count}, 3), got {array.shape}")
-        if not self.single_action_space.contains(array[0]) or not np.all((array >= self.single_action_space.low)
-                                                                         & (array <= self.single_action_space.high)):
-            raise ValueError("continuous actions must lie in [0, 1] x [-pi, pi] x [0, 1]")
-        # gymnasium's AtariEnv.step: the polar joystick, thresholded per axis, in float32.
-        radius, theta, fire = array[:, 0], array[:, 1], array[:, 2]
-        x, y = radius * np.cos(theta), radius * np.sin(theta)
-        t = self.continuous_action_threshold
-        horizontal = (x > t).astype(np.int64) - (x < -t).astype(np.int64) + 1
-        vertical = (y > t).astype(np.int64) - (y < -t).astype(np.int64) + 1
-        return self._directions[horizontal, vertical, (fire > t).astype(np.int64)], radius.copy()
+        return continuous_to_discrete(actions, count, self.single_action_space, self.continuous_action_threshold,
+                                      self._directions)
+
+
+def continuous_to_discrete(actions: Any, count: int, space: spaces.Box, threshold: float,
+                           directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(radius, theta, fire) float32 rows to ALE action ids and paddle strengths, as gymnasium's AtariEnv."""
+    array = np.asarray(actions)
+    if array.dtype != np.float32:
+        raise TypeError(f"continuous actions must be float32 (radius, theta, fire), got dtype {array.dtype}")
+    if array.shape != (count, 3):
+        raise ValueError(f"continuous actions must have shape ({count}, 3), got {array.shape}")
+    if not np.all((array >= space.low) & (array <= space.high)):
+        raise ValueError("continuous actions must lie in [0, 1] x [-pi, pi] x [0, 1]")
+    # The polar joystick, thresholded per axis, in float32.
+    radius, theta, fire = array[:, 0], array[:, 1], array[:, 2]
+    x, y = radius * np.cos(theta), radius * np.sin(theta)
+    horizontal = (x > threshold).astype(np.int64) - (x < -threshold).astype(np.int64) + 1
+    vertical = (y > threshold).astype(np.int64) - (y < -threshold).astype(np.int64) + 1
+    ids = directions[horizontal, vertical, (fire > threshold).astype(np.int64)]
+    return ids.astype(np.int64), radius.copy()
 
 
 def register_envs() -> None:

@@ -5,7 +5,7 @@ import pytest
 from stable_baselines3.common.env_util import make_atari_env
 from stable_baselines3.common.vec_env import VecFrameStack, VecTransposeImage
 
-from conftest import compare_rollouts
+from helpers import compare_rollouts
 from sb3_ale_vec import AleNativeVecEnv, make_ale_vec_env
 
 

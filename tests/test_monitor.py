@@ -8,7 +8,7 @@ from stable_baselines3.common.env_util import make_atari_env
 from stable_baselines3.common.monitor import load_results
 from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor, VecNormalize
 
-from conftest import compare_rollouts, make_reference
+from helpers import compare_rollouts, make_reference
 from sb3_ale_vec import AleNativeVecEnv, AleVecMonitor, make_ale_vec_env
 
 

@@ -11,7 +11,7 @@ from stable_baselines3.common.atari_wrappers import AtariWrapper
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack, VecTransposeImage
 
-from conftest import compare_rollouts, make_pair
+from helpers import compare_rollouts, make_pair
 from sb3_ale_vec import AleNativeVecEnv
 from sb3_ale_vec.games import camel_name
 

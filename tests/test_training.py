@@ -8,7 +8,7 @@ from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecTransposeImage, VecVideoRecorder
 
-from conftest import make_reference
+from helpers import make_reference
 from sb3_ale_vec import AleNativeVecEnv
 
 

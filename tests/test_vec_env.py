@@ -12,7 +12,7 @@ from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import VecEnv, VecFrameStack
 
 import sb3_ale_vec
-from conftest import compare_rollouts, make_pair, make_reference
+from helpers import compare_rollouts, make_pair, make_reference
 from sb3_ale_vec import AleNativeVecEnv
 
 

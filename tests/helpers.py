@@ -1,0 +1,93 @@
+"""Test helpers: the reference pipeline (SB3's own Atari stack) and a step-by-step comparison."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.env_util import make_atari_env
+from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecTransposeImage
+
+from sb3_ale_vec import AleNativeVecEnv
+from sb3_ale_vec.games import camel_name
+
+gym.register_envs(ale_py)
+
+
+def make_reference(game: str, n_envs: int, seed: int, channels_last: bool = False, env_kwargs=None,
+                   wrapper_kwargs=None) -> VecEnv:
+    """``VecTransposeImage(VecFrameStack(make_atari_env("<Game>NoFrameskip-v4", ...), 4))``."""
+    env = VecFrameStack(make_atari_env(f"{camel_name(game)}NoFrameskip-v4", n_envs=n_envs, seed=seed,
+                                       env_kwargs=env_kwargs, wrapper_kwargs=wrapper_kwargs), 4)
+    return env if channels_last else VecTransposeImage(env)
+
+
+def make_pair(game: str, n_envs: int = 4, seed: int = 0, channels_last: bool = False,
+              max_frames: int = 108_000, repeat_action_probability: float = 0.0, **wrapper_kwargs):
+    """The reference and our env, configured alike (AtariWrapper's names -> ours)."""
+    env_kwargs = {"max_num_frames_per_episode": max_frames, "repeat_action_probability": repeat_action_probability}
+    ref = make_reference(game, n_envs, seed, channels_last, env_kwargs, wrapper_kwargs)
+    ours = AleNativeVecEnv(
+        game, n_envs, seed=seed, channels_last=channels_last, max_num_frames_per_episode=max_frames,
+        repeat_action_probability=repeat_action_probability,
+        frameskip=wrapper_kwargs.get("frame_skip", 4),
+        img_height=wrapper_kwargs.get("screen_size", 84),
+        img_width=wrapper_kwargs.get("screen_size", 84),
+        noop_max=wrapper_kwargs.get("noop_max", 30),
+        episodic_life=wrapper_kwargs.get("terminal_on_life_loss", True),
+        reward_clipping=wrapper_kwargs.get("clip_reward", True),
+        action_repeat_probability=wrapper_kwargs.get("action_repeat_probability", 0.0),
+    )
+    return ref, ours
+
+
+@dataclass
+class RolloutStats:
+    steps: int = 0
+    dones: int = 0
+    episodes: int = 0
+    truncations: int = 0
+    resets_mid_run: int = 0
+
+
+def assert_same_infos(ref_infos, our_infos, where) -> None:
+    for i, (x, y) in enumerate(zip(ref_infos, our_infos)):
+        assert x.keys() == y.keys(), (where, i, sorted(x), sorted(y))
+        for key, value in x.items():
+            if key == "terminal_observation":
+                assert y[key].dtype == value.dtype and np.array_equal(value, y[key]), (where, i, key)
+            elif key == "episode":  # "t" is wall time
+                assert (value["r"], value["l"]) == (y[key]["r"], y[key]["l"]), (where, i, value, y[key])
+            else:
+                assert value == y[key] and type(value) is type(y[key]), (where, i, key, value, y[key])
+
+
+def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1,
+                     reset_every: int = 0) -> RolloutStats:
+    """Step both envs with the same random actions and assert that everything they return is equal."""
+    assert ref.observation_space == ours.observation_space
+    assert ref.action_space == ours.action_space
+    stats = RolloutStats()
+    rng = np.random.default_rng(action_seed)
+    n = ours.num_envs
+    for t in range(steps):
+        if t % reset_every == 0 if reset_every else t == 0:
+            o1, o2 = ref.reset(), ours.reset()
+            assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
+            assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
+            stats.resets_mid_run += t > 0
+        actions = rng.integers(0, ours.action_space.n, n)
+        (o1, r1, d1, i1), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
+        assert o1.shape == o2.shape and o2.dtype == np.uint8
+        assert np.array_equal(o1, o2), ("obs", t, int((o1 != o2).sum()))
+        assert r2.dtype == np.float32 and np.array_equal(r1, r2), ("rewards", t, r1, r2)
+        assert d2.dtype == np.bool_ and np.array_equal(d1, d2), ("dones", t, d1, d2)
+        assert_same_infos(i1, i2, t)
+        assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
+        stats.steps += n
+        stats.dones += int(d2.sum())
+        stats.episodes += sum("episode" in info for info in i2)
+        stats.truncations += sum(info["TimeLimit.truncated"] for info in i2)
+    return stats

@@ -1,0 +1,171 @@
+"""sb3_ale_vec.AtariVectorEnv against ale-py's own AtariVectorEnv, step by step, on real emulators.
+
+Same constructor arguments, same reset seeds, same actions: observations, rewards, terminations,
+truncations and every info array must be equal (dtypes and shapes included). The one difference on
+purpose: final_obs rows of envs that did not end hold uninitialised memory in ale-py, zeros here.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from ale_py.vector_env import AtariVectorEnv as Reference
+from gymnasium.vector import AutoresetMode
+
+from sb3_ale_vec import AtariVectorEnv
+
+NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
+
+
+def assert_equal(a, b, where):
+    if isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b)):
+            assert_equal(x, y, f"{where}[{k}]")
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), (where, sorted(a), sorted(b))
+        for key in a:
+            assert_equal(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and (a.dtype, a.shape) == (b.dtype, b.shape), (where, a.dtype, b.dtype)
+        assert np.array_equal(a, b), (where, int((a != b).sum()))
+    else:
+        assert a == b, (where, a, b)
+
+
+def mask_final_obs(result, reset):
+    """ale-py's final_obs rows of envs that did not reset are uninitialised: compare the others only."""
+    if "final_obs" in result[4]:
+        result[4]["final_obs"][~reset] = 0
+    return result
+
+
+def random_actions(rng, env, n):
+    if env.continuous:
+        return rng.uniform([0, -np.pi, 0], [1, np.pi, 1], (n, 3)).astype(np.float32)
+    return rng.integers(0, env.single_action_space.n, n)
+
+
+def run(game, steps, num_envs=3, seed=5, reset_mask_every=0, **kwargs):
+    """Step ale-py's env and ours alike; returns the number of episode ends."""
+    ref, ours = Reference(game, num_envs, **kwargs), AtariVectorEnv(game, num_envs, **kwargs)
+    try:
+        for name in ("single_observation_space", "single_action_space", "observation_space", "action_space"):
+            assert getattr(ref, name) == getattr(ours, name), name
+        expected = ref.reset(seed=seed)
+        assert_equal(expected, ours.reset(seed=seed), "reset")
+        frames = dict(zip(expected[1]["env_id"], expected[1]["episode_frame_number"]))
+        rng, ends = np.random.default_rng(seed), 0
+        for t in range(steps):
+            if reset_mask_every and t % reset_mask_every == reset_mask_every - 1:
+                mask = rng.random(num_envs) < 0.5
+                mask[t % num_envs] = True
+                seeds = rng.integers(-1, 2**31 - 1, int(mask.sum()))
+                expected = ref.reset(seed=seeds, options={"reset_mask": mask})
+                assert_equal(expected, ours.reset(seed=seeds.copy(), options={"reset_mask": mask.copy()}), f"mask t={t}")
+                frames = dict(zip(expected[1]["env_id"], expected[1]["episode_frame_number"]))
+            actions = random_actions(rng, ours, ours.batch_size)
+            expected, got = ref.step(actions), ours.step(actions)
+            # An env reset when its episode frame count went back (a life loss alone continues it).
+            info = expected[4]
+            reset = np.array([f < frames.get(i, 0) for i, f in zip(info["env_id"], info["episode_frame_number"])])
+            frames.update(zip(info["env_id"], info["episode_frame_number"]))
+            assert_equal(mask_final_obs(expected, reset), mask_final_obs(got, reset), f"t={t}")
+            ends += int((expected[2] | expected[3]).sum())
+        return ends
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_constructor_is_ale_pys():
+    ours, ref = inspect.signature(AtariVectorEnv.__init__), inspect.signature(Reference.__init__)
+    assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
+        [(p.name, p.kind, p.default) for p in ref.parameters.values()]
+
+
+# FIRE and lives, FIRE without lives, colourful, lives == 0 frames, big rewards, paddles.
+GAMES = ["breakout", "pong", "ms_pacman", "qbert", "seaquest", "space_invaders"]
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.parametrize("game", GAMES)
+def test_defaults_equal_ale_py(game, mode):
+    run(game, 500, autoreset_mode=mode)
+
+
+@pytest.mark.parametrize("settings", [
+    {"episodic_life": True, "autoreset_mode": SAME},
+    {"episodic_life": True},
+    {"grayscale": False, "img_height": 64, "img_width": 48},
+    {"max_num_frames_per_episode": 250, "autoreset_mode": SAME},
+    {"max_num_frames_per_episode": 250},
+    {"noop_max": 0, "life_loss_info": True, "autoreset_mode": SAME},
+    {"reward_clipping": False, "use_fire_reset": False, "stack_num": 2, "frameskip": 3},
+    {"img_height": 210, "img_width": 160, "maxpool": False, "full_action_space": True},
+    {"repeat_action_probability": 0.25, "frameskip": 1, "noop_max": 1},
+])
+@pytest.mark.parametrize("game", ["breakout", "space_invaders"])
+def test_settings_equal_ale_py(game, settings):
+    run(game, 400, **settings)
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+def test_partial_resets_with_seeds_equal_ale_py(mode):
+    run("breakout", 300, num_envs=4, reset_mask_every=25, autoreset_mode=mode)
+
+
+def test_continuous_actions_equal_ale_py():
+    run("pong", 300, continuous=True)
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+def test_batched_one_thread_equals_ale_py(mode):
+    # One worker each: both run the queued envs in the order they were sent, so batches match.
+    run("breakout", 300, num_envs=5, batch_size=2, num_threads=1, autoreset_mode=mode)
+
+
+def test_final_obs_rows_of_envs_that_did_not_end_are_zeros():
+    env = AtariVectorEnv("pong", 3, autoreset_mode=SAME, max_num_frames_per_episode=40)
+    env.reset(seed=0)
+    seen = 0
+    for _ in range(30):
+        obs, _, term, trunc, info = env.step(np.zeros(3, dtype=np.int64))
+        if "final_obs" in info:
+            seen += 1
+            assert not info["final_obs"][~(term | trunc)].any()
+            assert info["final_obs"][term | trunc].any()
+    assert seen > 0
+    env.close()
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda e: e.step(np.zeros(3, dtype=np.float64)), TypeError, "int32 or int64"),
+    (lambda e: e.step(np.zeros(2, dtype=np.int64)), ValueError, r"shape \(3,\)"),
+    (lambda e: e.step(np.full(3, 9, dtype=np.int64)), ValueError, "out of range"),
+    (lambda e: e.reset(seed=np.zeros(2, dtype=np.int64)), ValueError, "one entry per sub-environment"),
+    (lambda e: e.reset(seed="x"), TypeError, "Unsupported seed type"),
+    (lambda e: e.reset(seed=2**31), ValueError, "32-bit"),
+    (lambda e: e.reset(options={"reset_mask": np.ones(3)}), TypeError, "boolean numpy array"),
+])
+def test_bad_input_raises_clear_errors(call, error, match):
+    env = AtariVectorEnv("pong", 3)
+    env.reset(seed=0)
+    with pytest.raises(error, match=match):
+        call(env)
+    env.close()
+
+
+def test_bad_constructor_arguments_raise_clear_errors():
+    with pytest.raises(ValueError, match="max_num_frames_per_episode must be >= 1"):
+        AtariVectorEnv("pong", 2, max_num_frames_per_episode=0)
+    with pytest.raises(TypeError, match="frameskip must be an int"):
+        AtariVectorEnv("pong", 2, frameskip=4.0)
+    with pytest.raises(ValueError, match="Unknown Atari game"):
+        AtariVectorEnv("pongg", 2)
+    env = AtariVectorEnv("pong", 2)
+    with pytest.raises(RuntimeError, match="first reset"):
+        env.reset(options={"reset_mask": np.array([True, False])})
+    env.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 from collections.abc import Sequence
@@ -20,24 +19,13 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from sb3_ale_vec import _engine
 from sb3_ale_vec._core import EngineCore, EngineError
 from sb3_ale_vec.games import camel_name
-from sb3_ale_vec.options import PRESETS, build_batch, check_actions, check_bool, check_int, check_preset
+from sb3_ale_vec.scores import built_by
+from sb3_ale_vec.options import build_batch, check_actions, check_bool, check_int, check_preset
 
 # Attributes the engine fixes at construction: set_attr cannot change them.
 _ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_")) | {"channels_last", "game"}
 # The gymnasium id whose registration each preset's reference pipeline starts from.
 _SPEC_IDS = {"sb3": "{}NoFrameskip-v4", "gymnasium": "ALE/{}-v5", "ale": "ALE/{}-v5"}
-
-
-def _built_by(wrapper: type) -> bool:
-    """Whether a `wrapper` instance being constructed is asking us (its __init__ is on the stack)."""
-    frame = inspect.currentframe()
-    for _ in range(24):
-        frame = frame.f_back if frame is not None else None
-        if frame is None:
-            return False
-        if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), wrapper):
-            return True
-    return False
 
 
 class AleNativeVecEnv(VecEnv):
@@ -227,7 +215,7 @@ class AleNativeVecEnv(VecEnv):
     # -- attributes, methods and wrappers, per env ---------------------------------------------
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        if attr_name == "render_mode" and self.config.stack_num > 1 and _built_by(VecFrameStack):
+        if attr_name == "render_mode" and self.config.stack_num > 1 and built_by(VecFrameStack):
             # Every VecEnvWrapper asks for render_mode while it is built: the moment to catch this.
             warnings.warn(
                 f"VecFrameStack over an AleNativeVecEnv that already stacks {self.config.stack_num} frames: "
@@ -265,11 +253,13 @@ class AleNativeVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
         """True for the SB3 wrappers whose job the engine does, Monitor included (true game scores)."""
-        if wrapper_class is Monitor and _built_by(VecMonitor):
+        if wrapper_class is Monitor and built_by(VecMonitor):
             warnings.warn(
                 "VecMonitor over AleNativeVecEnv replaces the true full-game scores in info['episode'] with "
                 "clipped per-life sums. The env already reports episodes as SB3's Monitor does: drop VecMonitor, "
                 "or use sb3_ale_vec.AleVecMonitor to also write monitor.csv files.", UserWarning, stacklevel=2)
+        if self.preset != "sb3":  # other chains are not SB3's wrappers; Monitor stands for the true scores
+            return [wrapper_class is Monitor for _ in self._get_indices(indices)]
         c = self.config
         emulated = {
             Monitor: True,

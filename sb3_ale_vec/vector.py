@@ -11,8 +11,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from sb3_ale_vec._core import EngineCore, EngineError, StepBatch
+from sb3_ale_vec._core import EngineCore, EngineError
 from sb3_ale_vec.options import build_batch, check_actions, check_float, check_int, check_preset
+from sb3_ale_vec.scores import GameScores
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
@@ -26,6 +27,22 @@ def direction_table() -> np.ndarray:
                 name = vertical + horizontal + ("FIRE" if fire else "")
                 table[h, v, fire] = ale_py.Action[name or "NOOP"].value
     return table
+
+
+_METADATA = {"render_modes": ["rgb_array"], "render_fps": ale_py.env.AtariEnv.metadata["render_fps"]}
+
+
+class _Metadata:
+    """AleVectorEnv.metadata: reading it while RecordEpisodeStatistics is built turns off the env's own scores."""
+
+    def __get__(self, env: Any, owner: type) -> dict[str, Any]:
+        if env is None:
+            return _METADATA
+        env._scores.check_not_wrapped()
+        return env._metadata
+
+    def __set__(self, env: Any, value: dict[str, Any]) -> None:
+        env._metadata = value
 
 
 class AleVectorEnv(VectorEnv):
@@ -59,7 +76,7 @@ class AleVectorEnv(VectorEnv):
     The other options are those of ``AleNativeVecEnv``.
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": ale_py.env.AtariEnv.metadata["render_fps"]}
+    metadata = _Metadata()
 
     def __init__(
         self,
@@ -117,7 +134,9 @@ class AleVectorEnv(VectorEnv):
         self.batch_size = self._engine.batch_size
         self._action_meanings = batch.action_meanings
         self.render_mode = render_mode
-        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        config = batch.configs[0]  # what the chain hides from a RecordEpisodeStatistics above it
+        self._scores = GameScores(self.num_envs, config.reward_clipping or (preset == "sb3" and config.episodic_life))
+        self.metadata = {**_METADATA, "autoreset_mode": self.autoreset_mode}
 
         self.single_observation_space = spaces.Box(0, 255, self._engine.obs_shape, np.uint8)
         if continuous:
@@ -163,6 +182,7 @@ class AleVectorEnv(VectorEnv):
             self._needs_reset[ids] = False
         batch = self._engine.recv_reset()
         ids, obs = batch.env_ids, batch.obs
+        self._scores.restart(ids)
         infos: dict[str, Any] = {}
         for k, i in enumerate(ids.tolist()):
             infos = self._add_info(infos, batch.reset_info(k), k if self._batched else i)
@@ -222,6 +242,7 @@ class AleVectorEnv(VectorEnv):
             infos["_" + key] = np.ones(len(ids), dtype=bool)
         for k in resets:  # the info of a reset is the reset's (in batched mode, maybe a seeded one)
             infos = self._add_info(infos, batch.reset_info(k), k)
+        self._scores.add(infos, batch)
         self._needs_reset[ids] = terminated | truncated
         self._env_ids = ids
         if len(ids) < self.num_envs:  # a partial batch names its rows

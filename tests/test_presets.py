@@ -1,0 +1,169 @@
+"""Every preset behind every front-end, each against its reference pipeline on real emulators.
+
+- AleNativeVecEnv(preset="gymnasium"): SB3's DummyVecEnv over Monitor + AtariPreprocessing +
+  FrameStackObservation, as SB3 would run gymnasium's own chain;
+- AleNativeVecEnv(preset="ale") and AleVectorEnv(preset="ale"): ale-py's AtariVectorEnv (same-step);
+- AleVectorEnv(preset="sb3"): gymnasium's SyncVectorEnv over AtariWrapper + FrameStackObservation;
+- the true game scores of the Gymnasium facade against the games' own unclipped rewards.
+"""
+
+from __future__ import annotations
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+import pytest
+from ale_py.vector_env import AtariVectorEnv
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
+from helpers import assert_same_infos
+from stable_baselines3.common.atari_wrappers import AtariWrapper
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv
+from sb3_ale_vec.games import camel_name
+
+gym.register_envs(ale_py)
+SAME = AutoresetMode.SAME_STEP
+
+
+@pytest.mark.parametrize("game, kwargs", [("breakout", {}), ("ms_pacman", {"grayscale": False}),
+                                          ("pong", {"max_num_frames_per_episode": 400})])
+def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymnasiums_chain(game, kwargs):
+    def make():
+        env = Monitor(gym.make(f"ALE/{camel_name(game)}-v5", frameskip=1,
+                               max_num_frames_per_episode=kwargs.get("max_num_frames_per_episode", 108_000)))
+        return FrameStackObservation(AtariPreprocessing(env, grayscale_obs=kwargs.get("grayscale", True)), 4,
+                                     padding_type="zero")
+    ref = DummyVecEnv([make] * 3)
+    ref.seed(3)
+    ours = AleNativeVecEnv(game, 3, seed=3, preset="gymnasium", **kwargs)
+    assert ref.observation_space == ours.observation_space and ref.action_space == ours.action_space
+    assert np.array_equal(ref.reset(), ours.reset()) and ref.reset_infos == ours.reset_infos
+    rng, ends = np.random.default_rng(0), 0
+    for t in range(500):
+        actions = rng.integers(0, ours.action_space.n, 3)
+        (o1, r1, d1, i1), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
+        assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and np.array_equal(d1, d2), t
+        assert_same_infos(i1, i2, t)
+        assert ref.reset_infos == ours.reset_infos, t
+        ends += int(d2.sum())
+    assert ends > 0 or game == "ms_pacman"
+    ref.close()
+    ours.close()
+
+
+def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env():
+    # What a DummyVecEnv of ALE's env would return: the step's info, and the reset's in reset_infos.
+    kwargs = {"episodic_life": True, "max_num_frames_per_episode": 2000}
+    ref = AtariVectorEnv("breakout", 3, autoreset_mode=SAME, **kwargs)
+    ours = AleNativeVecEnv("breakout", 3, seed=9, preset="ale", **kwargs)
+    o1, info = ref.reset(seed=9)
+    assert np.array_equal(o1, ours.reset())
+    keys = ("lives", "episode_frame_number", "frame_number")
+    assert ours.reset_infos == [{k: int(info[k][i]) for k in keys} for i in range(3)]
+    rng, ends = np.random.default_rng(1), 0
+    for t in range(400):
+        actions = rng.integers(0, 4, 3)
+        (o1, r1, term, trunc, info), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
+        assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and np.array_equal(term | trunc, d2), t
+        for i in range(3):
+            ale_info = {k: int(info[k][i]) for k in keys}
+            if d2[i]:  # reset in the same step: ALE reports the new episode's info
+                assert ours.reset_infos[i] == ale_info and np.array_equal(i2[i]["terminal_observation"],
+                                                                          info["final_obs"][i]), t
+                assert i2[i]["TimeLimit.truncated"] == bool(trunc[i] and not term[i])
+            else:
+                assert {k: i2[i][k] for k in keys} == ale_info, t
+        ends += int(d2.sum())
+    assert ends > 0
+    ref.close()
+    ours.close()
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, SAME])
+def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode):
+    ref = AtariVectorEnv("space_invaders", 3, autoreset_mode=mode, episodic_life=True)
+    ours = AleVectorEnv("space_invaders", 3, preset="ale", autoreset_mode=mode, episodic_life=True)
+    keys = ("lives", "episode_frame_number", "frame_number")
+    (o1, i1), (o2, i2) = ref.reset(seed=2), ours.reset(seed=2)
+    assert np.array_equal(o1, o2) and all(np.array_equal(i1[k], i2[k]) for k in keys)
+    rng, ends = np.random.default_rng(2), 0
+    for t in range(400):
+        actions = rng.integers(0, 6, 3)
+        (o1, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2) = ref.step(actions), ours.step(actions)
+        assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and r2.dtype == np.float64, t
+        assert np.array_equal(te1, te2) and np.array_equal(tr1, tr2), t
+        assert all(np.array_equal(i1[k], i2[k]) for k in keys), t
+        if mode == SAME and "final_obs" in i2:
+            for k in np.flatnonzero(i2["_final_obs"]):
+                assert np.array_equal(i1["final_obs"][k], i2["final_obs"][k]), t
+        ends += int((te2 | tr2).sum())
+    assert ends > 0
+    ref.close()
+    ours.close()
+
+
+def test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_atari_wrapper():
+    def make():
+        return FrameStackObservation(AtariWrapper(gym.make("BreakoutNoFrameskip-v4")), 4, padding_type="zero")
+    ref = SyncVectorEnv([make] * 3, autoreset_mode=SAME)
+    ours = AleVectorEnv("breakout", 3, preset="sb3", autoreset_mode=SAME)
+    (o1, _), (o2, _) = ref.reset(seed=4), ours.reset(seed=4)
+    assert np.array_equal(o1[..., 0], o2)
+    rng, ends = np.random.default_rng(4), 0
+    for t in range(400):
+        actions = rng.integers(0, 4, 3)
+        (o1, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2) = ref.step(actions), ours.step(actions)
+        assert np.array_equal(o1[..., 0], o2) and np.array_equal(r1, r2), t
+        assert np.array_equal(te1, te2) and np.array_equal(tr1, tr2), t
+        for k in np.flatnonzero(te2 | tr2):
+            assert np.array_equal(i1["final_obs"][k][..., 0], i2["final_obs"][k]), t
+        ends += int((te2 | tr2).sum())
+    assert ends > 0
+    ref.close()
+    ours.close()
+
+
+@pytest.mark.parametrize("preset, mode", [("sb3", SAME), ("ale", AutoresetMode.NEXT_STEP), ("ale", SAME)])
+def test_gymnasium_front_end_reports_true_game_scores(preset, mode):
+    # Clipped rewards and (sb3) single lives hide the game; info["episode"] holds the whole game's
+    # unclipped score and agent steps, checked against the same run unclipped (the same game).
+    kwargs = {"preset": preset, "autoreset_mode": mode, "max_num_frames_per_episode": 3000}
+    clipped = AleVectorEnv("breakout", 2, **kwargs)
+    plain = AleVectorEnv("breakout", 2, reward_clipping=False, **kwargs)
+    clipped.reset(seed=1)
+    plain.reset(seed=1)
+    returns, steps, games = np.zeros(2), np.zeros(2, int), 0
+    rng = np.random.default_rng(3)
+    for _ in range(900):
+        actions = rng.integers(0, 4, 2)
+        _, r, te, tr, info = clipped.step(actions)
+        _, r_plain, _, _, _ = plain.step(actions)
+        assert set(np.unique(r)) <= {-1.0, 0.0, 1.0}
+        returns += r_plain
+        steps += 1
+        if "episode" in info:
+            for i in np.flatnonzero(info["_episode"]):
+                assert info["episode"]["r"][i] == returns[i] and info["episode"]["l"][i] == steps[i]
+                returns[i], steps[i], games = 0, 0, games + 1
+        if preset == "ale" and mode == AutoresetMode.NEXT_STEP:
+            steps -= te | tr  # the next step is the reset: no agent step of the game
+    assert games >= 1
+    clipped.close()
+    plain.close()
+
+
+def test_record_episode_statistics_over_the_facade_warns_and_takes_over():
+    env = AleVectorEnv("pong", 2, preset="ale", max_num_frames_per_episode=100)
+    with pytest.warns(UserWarning, match="RecordEpisodeStatistics over AleVectorEnv"):
+        wrapped = RecordEpisodeStatistics(env)
+    wrapped.reset(seed=0)
+    seen = 0
+    for _ in range(60):  # the wrapper's own stats, without a clash over info["episode"]
+        *_, info = wrapped.step(np.zeros(2, dtype=np.int64))
+        seen += "episode" in info
+    assert seen > 0
+    wrapped.close()

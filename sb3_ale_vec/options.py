@@ -71,23 +71,23 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("frameskip", _int(1), 4, "emulator frames per agent step (SB3 `frame_skip`)"),
-    Option("maxpool", check_bool, True, "max over the last two frames of a skip"),
-    Option("grayscale", check_bool, True, "gray observations, else RGB"),
+    Option("maxpool", check_bool, True, "max over the last two frames of a skip: in RGB before the gray conversion (sb3), in gray (gymnasium, ale)"),
+    Option("grayscale", check_bool, True, "gray observations (sb3: OpenCV `RGB2GRAY`; gymnasium, ale: ALE's palette), else RGB"),
     Option("img_height", _int(1, 4096), 84, "observation height, OpenCV `INTER_AREA` resize"),
     Option("img_width", _int(1, 4096), 84, "observation width"),
-    Option("stack_num", _int(1), 4, "frames per observation, newest last"),
-    Option("noop_max", _int(0), 30, "at most this many no-op frames after a real reset; 0 turns them off"),
-    Option("use_fire_reset", check_bool, None, "press FIRE after every reset (SB3: and every life loss)"),
-    Option("episodic_life", check_bool, None, "a life loss ends the episode (SB3 `terminal_on_life_loss`)"),
-    Option("life_loss_info", check_bool, False, "a life loss is reported as terminated, and nothing resets"),
+    Option("stack_num", _int(1), 4, "frames per observation, newest last, zero-padded after every reset"),
+    Option("noop_max", _int(0), 30, "a real reset plays 1..`noop_max` no-ops (ale: 0..`noop_max`-1, less the FIRE frame); 0 turns them off"),
+    Option("use_fire_reset", check_bool, None, "sb3: FIRE, then action 2, after every reset and life loss (None: when the game has FIRE); ale: one FIRE frame at reset"),
+    Option("episodic_life", check_bool, None, "a life loss ends the episode: sb3 goes on with the same game (`EpisodicLifeEnv`), gymnasium and ale start a new one"),
+    Option("life_loss_info", check_bool, False, "a life loss is reported as terminated (a done), and nothing resets, not even the frame stack"),
     Option("reward_clipping", check_bool, None, "rewards become their sign (SB3 `clip_reward`)"),
-    Option("repeat_action_probability", _probability, None, "ALE's own sticky actions"),
+    Option("repeat_action_probability", _probability, None, "ALE's own sticky actions (`ALE/*-v5` uses 0.25)"),
     Option("action_repeat_probability", _probability, 0.0, "SB3's `StickyActionEnv` (sb3 preset only)"),
     Option("full_action_space", check_bool, False, "all 18 actions"),
-    Option("max_num_frames_per_episode", _int(0), 108_000, "frames after which an episode is truncated"),
+    Option("max_num_frames_per_episode", _int(0), 108_000, "ALE truncates a game after this many frames (`TimeLimit.truncated`); 0 means never (ale: frames since the reset, >= 1)"),
     Option("mode", _optional_int, None, "game mode (None: the game's default)"),
     Option("difficulty", _optional_int, None, "game difficulty (None: the game's default)"),
-    Option("env_frameskip", _env_frameskip, 1, "frame skip of gymnasium's `AtariEnv` below the chain (sb3 preset)"),
+    Option("env_frameskip", _env_frameskip, 1, "the frame skip of gymnasium's `AtariEnv` under SB3's wrappers: 4 as in `ALE/*-v5`, `(2, 5)` as in plain `*-v4` (sb3 only)"),
     Option("num_threads", _int(0), 0, "worker threads; 0 means one per core, at most `num_envs`"),
     Option("thread_affinity_offset", _int(-1), -1, "pins worker t to core `offset + t`; -1 turns pinning off"),
 )
@@ -245,3 +245,25 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
         config.fire_reset = fire
         configs.append(config)
     return Batch(configs, games, meanings[games[0]], values["num_threads"], values["thread_affinity_offset"])
+
+
+def options_markdown() -> str:
+    """The README's table of engine options, made from OPTIONS (a test keeps the README equal to it)."""
+    rows = ["| option | default | meaning |", "|---|---|---|"]
+    for o in OPTIONS:
+        default = "the preset's" if o.default is None and o.name not in ("mode", "difficulty") else f"`{o.default!r}`"
+        rows.append(f"| `{o.name}` | {default} | {o.meaning} |")
+    return "\n".join(rows)
+
+
+def presets_markdown() -> str:
+    """The README's table of what each preset gives the options left as None, made from PRESETS."""
+    names = sorted({key for spec in PRESETS.values() for key in spec.defaults})
+    rows = ["| option | " + " | ".join(f"`{p}`" for p in PRESETS) + " |", "|---" * (len(PRESETS) + 1) + "|"]
+    for name in names:
+        cells = []
+        for spec in PRESETS.values():
+            value = spec.defaults.get(name)
+            cells.append("when the game has FIRE" if value is None else f"`{value!r}`")
+        rows.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(rows)

@@ -238,18 +238,18 @@ def test_life_loss_info_signals_each_life_loss_and_changes_nothing_else(preset):
     signalled.close()
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    ({"batch_size": 5}, ValueError),
-    ({"autoreset_mode": "Sometimes"}, ValueError),
-    ({"stack_padding": "edge"}, ValueError),
-    ({"use_fire_reset": True}, ValueError),
-    ({"continuous_action_threshold": 2.0}, ValueError),
-    ({"preset": "dopamine"}, ValueError),
-    ({"num_threads": -1}, ValueError),
-    ({"thread_affinity_offset": "0"}, TypeError),
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"batch_size": 5}, ValueError, r"batch_size must be in \[0, 4\]"),
+    ({"autoreset_mode": "Sometimes"}, ValueError, "not a valid AutoresetMode"),
+    ({"stack_padding": "edge"}, ValueError, "stack_padding must be 'zero' or 'reset'"),
+    ({"use_fire_reset": True}, ValueError, "AtariPreprocessing has no fire reset"),
+    ({"continuous_action_threshold": 2.0}, ValueError, "continuous_action_threshold must be in"),
+    ({"preset": "dopamine"}, ValueError, "Unknown preset 'dopamine'"),
+    ({"num_threads": -1}, ValueError, "num_threads must be >= 0"),
+    ({"thread_affinity_offset": "0"}, TypeError, "thread_affinity_offset must be an int"),
 ])
-def test_bad_options_raise_clear_errors(kwargs, error):
-    with pytest.raises(error):
+def test_bad_options_raise_clear_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
         AleVectorEnv("breakout", 4, **kwargs)
 
 
@@ -262,8 +262,10 @@ def test_bad_actions_and_masks_raise_clear_errors():
         env.step(np.zeros((2, 2), dtype=np.float32))
     with pytest.raises(ValueError, match="must lie in"):
         env.step(np.full((2, 3), 2.0, dtype=np.float32))
-    for mask, error in [([True, False], TypeError), (np.ones(3, bool), ValueError), (np.zeros(2, bool), ValueError)]:
-        with pytest.raises(error):
+    for mask, error, match in [([True, False], TypeError, "must be a numpy array"),
+                               (np.ones(3, bool), ValueError, r"must have shape `\(2,\)`"),
+                               (np.zeros(2, bool), ValueError, "at least one True")]:
+        with pytest.raises(error, match=match):
             env.reset(options={"reset_mask": mask})
     env.close()
     with pytest.raises(RuntimeError, match="closed"):

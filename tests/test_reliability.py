@@ -113,7 +113,7 @@ def test_missing_and_corrupt_roms(tmp_path, monkeypatch):
     monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # ale-py's own ROM folder override
     with pytest.raises(OSError, match="hash of breakout.bin does not match"):
         AleNativeVecEnv("breakout", 1)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="pong.bin"):
         AleNativeVecEnv("pong", 1)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.evaluation import evaluate_policy
-from stable_baselines3.common.vec_env import VecTransposeImage, VecVideoRecorder
+from stable_baselines3.common.vec_env import VecEnvWrapper, VecTransposeImage, VecVideoRecorder
 
 from helpers import make_reference
 from sb3_ale_vec import AleNativeVecEnv
@@ -30,9 +30,36 @@ def test_ppo_learns_saves_loads_and_predicts(tmp_path, channels_last):
     env.close()
 
 
-def test_dqn_uses_terminal_observations():
-    env = AleNativeVecEnv("pong", 2, seed=0)
-    DQN("CnnPolicy", env, buffer_size=2000, learning_starts=100, train_freq=4, seed=0).learn(300)
+class TerminalRecorder(VecEnvWrapper):
+    """Keeps every terminal_observation the env hands out, in step order, then env order."""
+
+    def __init__(self, venv):
+        super().__init__(venv)
+        self.terminals = []
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        self.terminals += [infos[i]["terminal_observation"] for i in np.flatnonzero(dones)]
+        return obs, rewards, dones, infos
+
+
+def test_dqn_stores_terminal_observations_as_next_observations():
+    # Short truncated episodes: DQN's replay buffer must hold each episode's terminal stack as the
+    # next observation of its last transition (SB3 reads it from info["terminal_observation"]),
+    # not the first observation of the next episode.
+    env = TerminalRecorder(AleNativeVecEnv("pong", 2, seed=0, max_num_frames_per_episode=200))
+    model = DQN("CnnPolicy", env, buffer_size=2000, learning_starts=100, train_freq=4, seed=0)
+    model.learn(300)
+    buffer = model.replay_buffer
+    positions, envs = np.nonzero(buffer.timeouts[:buffer.pos])
+    stored = [buffer.next_observations[p, e] for p, e in zip(positions, envs)]
+    assert len(stored) >= 4 and len(stored) == len(env.terminals)
+    for p, e, terminal, next_obs in zip(positions, envs, env.terminals, stored):
+        assert np.array_equal(next_obs, terminal)
+        assert not np.array_equal(next_obs, buffer.observations[p + 1, e])  # the reset's obs differs
     env.close()
 
 

@@ -170,14 +170,14 @@ def test_results_do_not_depend_on_the_thread_count_or_pinning():
 def test_attributes(env):
     assert env.get_attr("render_mode") == ["rgb_array"] * 2
     assert env.get_attr("spec", 1)[0].id == "BreakoutNoFrameskip-v4"
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="no attribute 'no_such_attribute'"):
         env.get_attr("no_such_attribute")
     assert env.has_attr("render_mode") and not env.has_attr("action_masks")
     env.set_attr("note", 7, indices=[1])
     assert env.get_attr("note", indices=[1]) == [7]
     with pytest.raises(AttributeError, match="fixed"):
         env.set_attr("frameskip", 2)
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="no method 'no_such_method'"):
         env.env_method("no_such_method")
 
 

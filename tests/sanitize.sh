@@ -30,9 +30,11 @@ export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
+# ASan + UBSan: the quick tier of every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
-  tests/test_gymnasium.py -k "not ctrl_c and not leak and not test_default_preset and not test_settings"
+  tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py \
+  -m "not slow and not nosan"
+# TSan: the tests whose work crosses threads (batches, failures, close, thread counts).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
-  tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py \
-  -k "(failing or exits or close or thread_count or fresh or terminal or seeds or batched or env_ids or reset_mask) and not life_loss"
+  tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py -m "tsan and not nosan"

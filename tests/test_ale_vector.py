@@ -92,6 +92,7 @@ GAMES = ["breakout", "pong", "ms_pacman", "qbert", "seaquest", "space_invaders"]
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_defaults_equal_ale_py(game, mode):
     run(game, 500, autoreset_mode=mode)
 
@@ -108,6 +109,7 @@ def test_defaults_equal_ale_py(game, mode):
     {"repeat_action_probability": 0.25, "frameskip": 1, "noop_max": 1},
 ])
 @pytest.mark.parametrize("game", ["breakout", "space_invaders"])
+@pytest.mark.slow
 def test_settings_equal_ale_py(game, settings):
     run(game, 400, **settings)
 

@@ -29,6 +29,7 @@ def _pair(env_id, n_envs=2, seed=0, transpose=False, **kwargs):
                                                 "max_num_frames_per_episode": 1000}}, False),
     ("FreewayNoFrameskip-v4", {"env_kwargs": {"mode": 1, "difficulty": 1}}, False),
 ])
+@pytest.mark.slow
 def test_same_as_make_atari_env(env_id, kwargs, transpose):
     ref, ours = _pair(env_id, transpose=transpose, **kwargs)
     stats = compare_rollouts(ref, ours, 1000)
@@ -72,6 +73,7 @@ def test_double_stacking_warns_with_the_fix():
         VecFrameStack(AleNativeVecEnv("pong", 1, stack_num=1, channels_last=True), 4).close()
 
 
+@pytest.mark.slow
 def test_drop_in_for_a_ppo_script():
     from stable_baselines3 import PPO
 

@@ -10,6 +10,8 @@ from stable_baselines3.common.monitor import load_results
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
+pytestmark = pytest.mark.slow
+
 
 def _run(cmd, cwd=None):
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=cwd)

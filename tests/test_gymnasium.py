@@ -108,16 +108,19 @@ GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert"]
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_default_preset_equals_gymnasium(game, mode):
     run([game] * 3, mode, 700)
 
 
 @pytest.mark.parametrize("game", ["breakout", "space_invaders", "qbert"])
+@pytest.mark.slow
 def test_terminal_on_life_loss(game):
     assert run([game] * 3, SAME, 600, terminal_on_life_loss=True) > 0
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.slow
 def test_short_episodes_end_in_truncation(mode):
     # ALE's frame limit inside a skip, so that both autoreset modes handle many truncations.
     assert run(["pong"] * 2, mode, 400, max_num_frames_per_episode=250) >= 10
@@ -130,6 +133,7 @@ def test_short_episodes_end_in_truncation(mode):
     {"frame_skip": 1, "noop_max": 0},
     {"full_action_space": True},
 ])
+@pytest.mark.slow
 def test_settings(settings):
     run(["ms_pacman"] * 2, SAME, 400, **settings)
 
@@ -140,10 +144,12 @@ def test_continuous_actions_and_paddle_strength(game):
     run([game] * 3, NEXT, 500, continuous=True, noop_max=0)
 
 
+@pytest.mark.tsan
 def test_reset_mask_resets_only_the_masked_envs():
     run(["breakout"] * 4, NEXT, 300, reset_mask_every=37)
 
 
+@pytest.mark.slow
 def test_multi_game_batch_equals_one_reference_env_per_game():
     run(["breakout", "pong", "ms_pacman"], SAME, 500, full_action_space=True)
 
@@ -153,6 +159,7 @@ def test_different_action_sets_need_the_full_action_space():
         AleVectorEnv(["breakout", "pong"], 2)
 
 
+@pytest.mark.tsan
 def test_batched_recv_returns_the_first_envs_to_finish_and_equals_a_synchronous_run():
     n, batch = 6, 2
     per_env_actions = np.random.default_rng(3).integers(0, 4, (n, 4000))
@@ -186,6 +193,7 @@ def test_batched_recv_returns_the_first_envs_to_finish_and_equals_a_synchronous_
             assert np.array_equal(x[0], y[0]) and x[1:] == y[1:], ("env", i, "step", t)
 
 
+@pytest.mark.tsan
 def test_send_recv_explicit_env_ids():
     env = AleVectorEnv("pong", 4, batch_size=4)
     env.reset(seed=0)
@@ -201,6 +209,7 @@ def test_send_recv_explicit_env_ids():
     env.close()
 
 
+@pytest.mark.tsan
 def test_disabled_autoreset_refuses_to_step_an_ended_env_until_reset_mask():
     env = AleVectorEnv("pong", 2, autoreset_mode=AutoresetMode.DISABLED, max_num_frames_per_episode=100)
     env.reset(seed=0)
@@ -280,6 +289,7 @@ def test_gymnasium_make_vec_builds_the_native_vector_env():
     env.close()
 
 
+@pytest.mark.tsan
 def test_a_failing_env_in_a_batch_keeps_the_others_data():
     ref, env = AleVectorEnv("breakout", 4, batch_size=4), AleVectorEnv("breakout", 4, batch_size=4)
     ref.reset(seed=1), env.reset(seed=1)

@@ -45,6 +45,7 @@ def test_sb3_vec_monitor_gets_a_warning_with_the_fix():
         VecMonitor(AleNativeVecEnv("pong", 1))
 
 
+@pytest.mark.slow
 def test_ppo_logs_the_same_episodes_as_with_sb3s_pipeline():
     """Same seeds, same policy: PPO's ep_info_buffer (rollout/ep_rew_mean) holds the same games."""
     buffers = []
@@ -56,6 +57,7 @@ def test_ppo_logs_the_same_episodes_as_with_sb3s_pipeline():
     assert buffers[0] and buffers[0] == buffers[1]
 
 
+@pytest.mark.slow
 def test_vec_normalize_and_eval_callback_see_true_scores(tmp_path):
     # Images stay uint8 (as rl-zoo's Atari settings: normalize rewards only).
     env = VecNormalize(AleNativeVecEnv("breakout", 2, seed=0), norm_obs=False)

@@ -30,28 +30,33 @@ def _run(game, steps, compare_kwargs=None, **settings):
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_default_settings(game):
     stats = _run(game, 2500)
     assert stats.dones > 0
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_without_noops(game):
     _run(game, 2000, noop_max=0)
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_without_episodic_life_and_clipping(game):
     _run(game, 2000, terminal_on_life_loss=False, clip_reward=False)
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_short_frame_limit(game):
     stats = _run(game, 2000, max_frames=600)
     assert stats.truncations > 0, "the frame limit was never reached: the test would not test it"
 
 
 @pytest.mark.parametrize("game", ["breakout", "seaquest"])
+@pytest.mark.slow
 def test_channels_last(game):
     _run(game, 1500, channels_last=True)
 
@@ -60,6 +65,7 @@ def test_channels_last(game):
     ("breakout", {}),  # mid-game reset() under episodic life is a soft reset, as EpisodicLifeEnv
     ("space_invaders", {"terminal_on_life_loss": False}),
 ])
+@pytest.mark.slow
 def test_reset_mid_run(game, settings):
     stats = _run(game, 1500, compare_kwargs={"reset_every": 97}, **settings)
     assert stats.resets_mid_run > 0
@@ -69,6 +75,7 @@ def test_reset_mid_run(game, settings):
     ("breakout", {"repeat_action_probability": 0.25}),  # ALE's sticky actions, as ALE/*-v5
     ("ms_pacman", {"action_repeat_probability": 0.25}),  # SB3's StickyActionEnv
 ])
+@pytest.mark.slow
 def test_sticky_actions(game, settings):
     _run(game, 1500, **settings)
 
@@ -80,10 +87,12 @@ def test_sticky_actions(game, settings):
     ("ms_pacman", {"screen_size": 105}),  # integer scale factors: OpenCV's block-average path
     ("seaquest", {"screen_size": 200}),  # wider than the screen: OpenCV's bilinear path
 ])
+@pytest.mark.slow
 def test_frame_skip_and_screen_size(game, settings):
     _run(game, 800, **settings)
 
 
+@pytest.mark.slow
 def test_seeds_make_noop_counts_match():
     """Different seeds give different no-op counts; both match the reference for each seed."""
     first_frames = []
@@ -96,6 +105,7 @@ def test_seeds_make_noop_counts_match():
     assert first_frames[0] != first_frames[1]
 
 
+@pytest.mark.slow
 def test_multi_game_batch_equals_one_sb3_pipeline_per_game():
     # One ROM per env, all 18 actions: each env must be SB3's AtariWrapper chain for its own game
     # (fire reset decided per game, as AtariWrapper decides it).

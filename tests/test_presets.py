@@ -17,7 +17,7 @@ from ale_py.vector_env import AtariVectorEnv
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
-from helpers import assert_same_infos
+from helpers import assert_same_infos, compare_rollouts, make_pair
 from stable_baselines3.common.atari_wrappers import AtariWrapper
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
@@ -167,3 +167,25 @@ def test_record_episode_statistics_over_the_facade_warns_and_takes_over():
         seen += "episode" in info
     assert seen > 0
     wrapped.close()
+
+
+# Quick smoke runs of each preset against its own reference (the full matrices are marked slow).
+def test_smoke_sb3_preset_equals_make_atari_env():
+    ref, ours = make_pair("breakout", n_envs=2, seed=1, max_frames=600)
+    try:
+        assert compare_rollouts(ref, ours, 300).dones > 0
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_smoke_gymnasium_preset_equals_gymnasiums_chain():
+    from test_gymnasium import run
+
+    assert run(["breakout"] * 2, SAME, 250, max_num_frames_per_episode=500) > 0
+
+
+def test_smoke_ale_preset_equals_ale_py():
+    from test_ale_vector import run
+
+    run("breakout", 250, max_num_frames_per_episode=500, autoreset_mode=SAME)

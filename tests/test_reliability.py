@@ -18,6 +18,7 @@ def _python(code, **kwargs):
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
 
+@pytest.mark.tsan
 def test_a_failing_env_keeps_the_others_data():
     ref, env = AleNativeVecEnv("breakout", 3, seed=0), AleNativeVecEnv("breakout", 3, seed=0)
     ref.reset(), env.reset()
@@ -40,6 +41,7 @@ def test_a_failing_env_keeps_the_others_data():
     ref.close(), env.close()
 
 
+@pytest.mark.nosan
 def test_ctrl_c_during_long_steps_interrupts_cleanly():
     # 256 envs on one thread: each reset or step keeps the engine busy long enough to be interrupted.
     proc = _python("""
@@ -61,6 +63,7 @@ def test_ctrl_c_during_long_steps_interrupts_cleanly():
     assert "Segmentation" not in stderr and "Aborted" not in stderr
 
 
+@pytest.mark.tsan
 def test_interpreter_exits_cleanly_with_envs_open():
     proc = _python("""
         import numpy as np
@@ -84,6 +87,8 @@ def _rss_kib() -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
 
 
+@pytest.mark.nosan
+@pytest.mark.slow
 def test_many_engines_leak_no_threads_and_no_memory():
     def cycle():
         env = AleNativeVecEnv("breakout", 4, num_threads=2)
@@ -124,6 +129,7 @@ def test_bad_mode_and_difficulty_name_the_allowed_values():
         AleNativeVecEnv("pong", 1, difficulty=7)
 
 
+@pytest.mark.tsan
 def test_calls_after_close_raise():
     env = AleNativeVecEnv("pong", 1)
     env.close()
@@ -132,6 +138,8 @@ def test_calls_after_close_raise():
             call()
 
 
+@pytest.mark.tsan
+@pytest.mark.slow
 def test_short_soak_keeps_memory_flat_and_results_equal_across_thread_counts():
     result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.soak", "--steps", "6000", "--reset-every", "1499",
                              "--replay-steps", "300"], capture_output=True, text=True, timeout=900)

@@ -11,6 +11,8 @@ from stable_baselines3.common.vec_env import VecEnvWrapper, VecTransposeImage, V
 from helpers import make_reference
 from sb3_ale_vec import AleNativeVecEnv
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_ppo_learns_saves_loads_and_predicts(tmp_path, channels_last):

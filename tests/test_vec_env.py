@@ -78,6 +78,7 @@ def test_unknown_game_lists_the_closest_ids():
         AleNativeVecEnv("brekout", 1)
 
 
+@pytest.mark.tsan
 def test_step_returns_fresh_owned_arrays(env):
     env.reset()
     actions = np.array([1, 1])
@@ -92,6 +93,7 @@ def test_step_returns_fresh_owned_arrays(env):
     assert isinstance(infos, list) and all(isinstance(i, dict) for i in infos)
 
 
+@pytest.mark.tsan
 def test_terminal_observation_on_every_done_only():
     env = AleNativeVecEnv("breakout", 2, seed=3)
     env.reset()
@@ -108,6 +110,7 @@ def test_terminal_observation_on_every_done_only():
     env.close()
 
 
+@pytest.mark.tsan
 def test_seeds_are_used_once_and_reproduce_runs():
     def rollout(env, seed):
         env.seed(seed)
@@ -152,6 +155,7 @@ def test_thread_affinity_offset_pins_each_worker_to_its_core():
     assert len(workers) == 2 and expected and sorted(workers.values()) == expected, (workers, expected)
 
 
+@pytest.mark.tsan
 def test_results_do_not_depend_on_the_thread_count_or_pinning():
     runs = []
     for threads, offset in ((1, -1), (2, -1), (4, 0)):
@@ -198,6 +202,7 @@ def test_no_render_mode_gives_no_images():
     env.close()
 
 
+@pytest.mark.tsan
 def test_close_is_idempotent_and_final(env):
     env.reset()
     env.step_async(np.array([0, 1]))

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 
 #include "chain.hpp"
 
@@ -29,8 +30,9 @@ class AleChain : public Chain {
   }
 
   void reset(const std::vector<uint32_t>* seed) override {
-    if (seed != nullptr) {  // ALE's seeds are non-negative ints: one word below 2^31 (checked in Python)
-      const auto value = static_cast<int32_t>(seed->at(0));
+    if (seed != nullptr) {  // ALE's seeds are C ints (checked in Python first)
+      if (seed->size() != 1 || seed->front() > 0x7fffffffu) throw std::invalid_argument("ALE's seeds are in [0, 2^31 - 1]");
+      const auto value = static_cast<int32_t>(seed->front());
       rng_.seed(static_cast<std::mt19937::result_type>(value));
       emu_.load(value);
     }
@@ -42,7 +44,7 @@ class AleChain : public Chain {
       emu_.act_id(ale::PLAYER_A_NOOP);
       if (emu_.game_over()) emu_.reset_game();
     }
-    capture(raw_[0]);
+    emu_.capture(raw_[0].data());
     std::fill(raw_[1].begin(), raw_[1].end(), 0);
     warp();
     elapsed_ = 0;
@@ -62,7 +64,7 @@ class AleChain : public Chain {
       if (out.terminated || elapsed_ >= config_.max_num_frames_per_episode || (config_.episodic_life && life_lost)) {
         break;
       }
-      if (skip <= 2) capture(raw_[skip - 1]);  // the last two frames of the skip
+      if (skip <= 2) emu_.capture(raw_[skip - 1].data());  // the last two frames of the skip
     }
     warp();
     lives_ = emu_.lives();
@@ -82,14 +84,6 @@ class AleChain : public Chain {
   }
 
  private:
-  void capture(std::vector<uint8_t>& dst) const {
-    if (config_.grayscale) {
-      emu_.screen_gray(dst.data());
-    } else {
-      emu_.screen_rgb(dst.data());
-    }
-  }
-
   void warp() {
     // In place into raw_[0], which so keeps the max until a frame overwrites it.
     if (config_.maxpool) {

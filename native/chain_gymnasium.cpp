@@ -24,7 +24,7 @@ class GymnasiumChain : public Chain {
     // frame in obs_buffer[0] and zeros in obs_buffer[1], so that pooling leaves it as it is.
     env_.noop_reset(seed);
     lives_ = emu_.lives();
-    capture(buffer_[0]);
+    emu_.capture(buffer_[0].data());
     std::fill(buffer_[1].begin(), buffer_[1].end(), 0);
     warp();
   }
@@ -47,9 +47,9 @@ class GymnasiumChain : public Chain {
       }
       if (total.ended()) break;
       if (t == skip - 2) {
-        capture(buffer_[1]);
+        emu_.capture(buffer_[1].data());
       } else if (t == skip - 1) {
-        capture(buffer_[0]);
+        emu_.capture(buffer_[0].data());
       }
     }
     total.game_end = total.ended();  // every reset after an episode is a new game
@@ -69,14 +69,6 @@ class GymnasiumChain : public Chain {
   }
 
  private:
-  void capture(std::vector<uint8_t>& dst) const {  // ale.getScreenGrayscale or ale.getScreenRGB
-    if (config_.grayscale) {
-      emu_.screen_gray(dst.data());
-    } else {
-      emu_.screen_rgb(dst.data());
-    }
-  }
-
   void warp() {
     // AtariPreprocessing._get_obs: pools in place into obs_buffer[0] (which so keeps the max), resizes.
     if (config_.maxpool && config_.frameskip > 1) {

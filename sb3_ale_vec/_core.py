@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from sb3_ale_vec import _engine
-from sb3_ale_vec.options import Batch, check_int, seed_words
+from sb3_ale_vec.options import ALE_MAX_SEED, Batch, check_int, seed_words
 
 
 class EngineError(RuntimeError):
@@ -88,6 +88,7 @@ class EngineCore:
         self._engine = _engine.Engine(batch.configs, batch.num_threads, batch.thread_affinity_offset,
                                       check_int("batch_size", batch_size, 0, self.num_envs))
         self.obs_shape = tuple(self._engine.obs_shape)
+        self.max_seed = ALE_MAX_SEED if batch.preset == "ale" else None
         self.batch_size = self._engine.batch_size
 
     @property
@@ -109,7 +110,11 @@ class EngineCore:
 
     def send_reset(self, seeds: list[Any], env_ids: np.ndarray | None = None) -> None:
         """Start resetting every env (or env_ids), seeds[k] an int or None; steps in flight are dropped."""
-        self.live().send_reset([seed_words(s) for s in seeds], env_ids)
+        words = [seed_words(s) for s in seeds]
+        if self.max_seed is not None and any(s is not None and s > self.max_seed for s in seeds):
+            raise ValueError(f"the ale preset takes seeds in [0, {self.max_seed}] (ALE's are C ints), got "
+                             f"{max(s for s in seeds if s is not None)}")
+        self.live().send_reset(words, env_ids)
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None, strengths: np.ndarray | None = None) -> None:
         self.live().send(actions, env_ids, strengths)

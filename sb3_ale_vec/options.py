@@ -171,6 +171,11 @@ class Batch:
     action_meanings: list[str]    # shared by every env
     num_threads: int
     thread_affinity_offset: int
+    preset: str
+
+
+# ALE's own seeds are C ints: the ale preset takes seeds up to this.
+ALE_MAX_SEED = 2**31 - 1
 
 
 def games_for(game: str | Sequence[str], num_envs: int) -> list[str]:
@@ -244,7 +249,7 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
         config.rom_path = rom_path(g)
         config.fire_reset = fire
         configs.append(config)
-    return Batch(configs, games, meanings[games[0]], values["num_threads"], values["thread_affinity_offset"])
+    return Batch(configs, games, meanings[games[0]], values["num_threads"], values["thread_affinity_offset"], preset)
 
 
 def options_markdown() -> str:

@@ -154,6 +154,16 @@ class AleNativeVecEnv(VecEnv):
         self._reset_options()
         return batch.obs
 
+    def seed(self, seed: int | None = None) -> Sequence[None | int]:
+        """Env i gets ``seed + i`` at the next ``reset()``; None draws a base seed (below 2**31 for
+        the ale preset, whose seeds are C ints)."""
+        if seed is None and self._engine.max_seed is not None:
+            seed = int(np.random.randint(0, self._engine.max_seed - self.num_envs))
+        elif seed is not None and self._engine.max_seed is not None and seed + self.num_envs - 1 > self._engine.max_seed:
+            raise ValueError(f"the ale preset takes seeds in [0, {self._engine.max_seed}]: seed + num_envs - 1 "
+                             f"= {seed + self.num_envs - 1} is too large")
+        return super().seed(seed)
+
     def step_async(self, actions: np.ndarray) -> None:
         if self._engine.live().pending:
             raise RuntimeError("step_async() called twice without step_wait()")

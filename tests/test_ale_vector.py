@@ -14,25 +14,10 @@ import pytest
 from ale_py.vector_env import AtariVectorEnv as Reference
 from gymnasium.vector import AutoresetMode
 
+from helpers import assert_equal
 from sb3_ale_vec import AtariVectorEnv
 
 NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
-
-
-def assert_equal(a, b, where):
-    if isinstance(a, (tuple, list)):
-        assert type(a) is type(b) and len(a) == len(b), where
-        for k, (x, y) in enumerate(zip(a, b)):
-            assert_equal(x, y, f"{where}[{k}]")
-    elif isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), (where, sorted(a), sorted(b))
-        for key in a:
-            assert_equal(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, np.ndarray):
-        assert isinstance(b, np.ndarray) and (a.dtype, a.shape) == (b.dtype, b.shape), (where, a.dtype, b.dtype)
-        assert np.array_equal(a, b), (where, int((a != b).sum()))
-    else:
-        assert a == b, (where, a, b)
 
 
 def mask_final_obs(result, reset):

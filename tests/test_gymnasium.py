@@ -14,6 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
+from helpers import assert_equal
 from sb3_ale_vec import AleVectorEnv, EngineError
 from sb3_ale_vec.games import camel_name
 
@@ -40,27 +41,6 @@ def make_ours(games, mode, padding="zero", **kwargs):
         episodic_life=kwargs.get("terminal_on_life_loss", False), grayscale=kwargs.get("grayscale_obs", True),
         frameskip=kwargs.get("frame_skip", 4), img_height=size, img_width=size,
         **{k: kwargs[k] for k in ENV_KEYS if k in kwargs})
-
-
-def assert_equal(a, b, where):
-    """Equal values, types, dtypes and shapes, through dicts and object arrays."""
-    if isinstance(a, tuple):
-        assert isinstance(b, tuple) and len(a) == len(b), where
-        for k, (x, y) in enumerate(zip(a, b)):
-            assert_equal(x, y, f"{where}[{k}]")
-    elif isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), (where, sorted(a), sorted(b))
-        for key in a:
-            assert_equal(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, np.ndarray) and a.dtype == object:
-        assert isinstance(b, np.ndarray) and b.dtype == object and len(a) == len(b), where
-        for x, y in zip(a, b):
-            assert_equal(x, y, where)
-    elif isinstance(a, np.ndarray):
-        assert isinstance(b, np.ndarray) and (a.dtype, a.shape) == (b.dtype, b.shape), (where, a.dtype, b.dtype)
-        assert np.array_equal(a, b), (where, int((a != b).sum()))
-    else:
-        assert type(a) is type(b) and a == b, (where, a, b)
 
 
 def random_actions(rng, env, n):

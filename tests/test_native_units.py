@@ -9,15 +9,7 @@ import numpy as np
 import pytest
 
 from sb3_ale_vec import _engine
-
-
-def words(seed: int) -> list[int]:
-    out = []
-    while True:
-        out.append(seed & 0xFFFFFFFF)
-        seed >>= 32
-        if not seed:
-            return out
+from sb3_ale_vec.options import seed_words  # a seed as SeedSequence reads it: 32-bit words
 
 
 @pytest.mark.parametrize("size", [(84, 84), (64, 48), (105, 80), (42, 40), (210, 160), (250, 200), (100, 170), (7, 3)])
@@ -51,7 +43,7 @@ def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
 @pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 + 12345, 2**100 + 7, 3 * 2**190 + 5])
 def test_seed_sequence_equals_numpy_on_multi_word_seeds(seed):
     for n in (2, 4, 8):
-        assert _engine._seed_sequence_state(words(seed), n) == np.random.SeedSequence(seed).generate_state(n).tolist()
+        assert _engine._seed_sequence_state(seed_words(seed), n) == np.random.SeedSequence(seed).generate_state(n).tolist()
 
 
 @pytest.mark.parametrize("seed", [0, 42, 2**40 + 3, 2**70 + 1])
@@ -59,10 +51,10 @@ def test_seed_sequence_equals_numpy_on_multi_word_seeds(seed):
 def test_integers_equal_numpy(seed, low, high):
     gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
     expected = [int(gen.integers(low, high)) for _ in range(50)]
-    assert _engine._numpy_integers(words(seed), low, high, 50) == expected
+    assert _engine._numpy_integers(seed_words(seed), low, high, 50) == expected
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**65 + 11])
 def test_random_equals_numpy(seed):
     gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
-    assert _engine._numpy_random(words(seed), 100) == [gen.random() for _ in range(100)]
+    assert _engine._numpy_random(seed_words(seed), 100) == [gen.random() for _ in range(100)]

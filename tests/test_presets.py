@@ -189,3 +189,16 @@ def test_smoke_ale_preset_equals_ale_py():
     from test_ale_vector import run
 
     run("breakout", 250, max_num_frames_per_episode=500, autoreset_mode=SAME)
+
+
+def test_ale_preset_seeds_are_c_ints():
+    with pytest.raises(ValueError, match=r"seeds in \[0, 2147483647\]"):
+        AleNativeVecEnv("pong", 2, preset="ale", seed=2**31 - 1)  # env 1 would get 2**31
+    env = AleNativeVecEnv("pong", 2, preset="ale")  # unseeded: a base seed that fits
+    assert all(0 <= s <= 2**31 - 1 for s in env._seeds)
+    env.reset()
+    gym_env = AleVectorEnv("pong", 2, preset="ale")
+    with pytest.raises(ValueError, match="the ale preset takes seeds"):
+        gym_env.reset(seed=2**31)
+    env.close()
+    gym_env.close()

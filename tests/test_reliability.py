@@ -41,6 +41,7 @@ def test_a_failing_env_keeps_the_others_data():
     ref.close(), env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.nosan
 def test_ctrl_c_during_long_steps_interrupts_cleanly():
     # 256 envs on one thread: each reset or step keeps the engine busy long enough to be interrupted.

@@ -52,7 +52,9 @@ class AleVectorEnv(VectorEnv):
     ``FrameStackObservation(AtariPreprocessing(gym.make("ALE/<Game>-v5", frameskip=1), ...), stack_num,
     padding_type="zero")`` in a ``SyncVectorEnv`` with the same ``autoreset_mode``: gray from ALE's own
     palette before the max-pool, no fire reset, unclipped rewards, sticky actions 0.25, and
-    ``episodic_life`` as ``terminal_on_life_loss``. ``preset="sb3"`` gives SB3's ``AtariWrapper`` chain.
+    ``episodic_life`` as ``terminal_on_life_loss``. ``preset="sb3"`` gives SB3's ``AtariWrapper`` chain,
+    ``preset="ale"`` the chain of ale-py's ``AtariVectorEnv``. Where the chain hides the game (clipped
+    rewards, SB3's episodic life), ``info["episode"]`` reports each game's true score when it ends.
 
     With ``batch_size < num_envs`` it works as EnvPool does: ``recv()`` returns the first
     ``batch_size`` envs to finish, ``info["env_id"]`` names them, and the next ``send()`` (or
@@ -61,7 +63,7 @@ class AleVectorEnv(VectorEnv):
     :param game: ROM id or gymnasium id, or one per env (multi-task batches; with different action
         sets, ``full_action_space=True`` gives every game all 18 actions)
     :param num_envs: number of envs
-    :param preset: ``"gymnasium"`` or ``"sb3"``: the defaults of the options left as None
+    :param preset: ``"gymnasium"``, ``"sb3"`` or ``"ale"``: whose chain, and the defaults of the options left as None
     :param batch_size: envs per ``recv()`` (0: all, synchronous)
     :param autoreset_mode: ``NEXT_STEP`` (gymnasium's default), ``SAME_STEP`` (``final_obs`` /
         ``final_info`` in the infos) or ``DISABLED`` (reset done envs with ``options["reset_mask"]``)

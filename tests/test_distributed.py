@@ -88,7 +88,6 @@ def test_attributes_methods_and_wrappers_across_shards(cluster):
     ours.close()
 
 
-@pytest.mark.slow
 def test_killed_shard_ends_its_envs_truncated_and_the_others_go_on(cluster):
     ref, ours = _pair(6, 3, seed=3, max_restarts_per_shard=1)
     rng = np.random.default_rng(0)
@@ -120,7 +119,6 @@ def test_killed_shard_ends_its_envs_truncated_and_the_others_go_on(cluster):
     ours.close()
 
 
-@pytest.mark.slow
 def test_removed_node_ends_its_shard_and_training_goes_on(cluster):
     ref, ours = _pair(6, 3, seed=5)
     rng = np.random.default_rng(1)
@@ -155,6 +153,20 @@ def test_ppo_learns_through_it_exactly_as_through_one_engine(cluster):
         params.append([p.detach().clone() for p in model.policy.parameters()])
         env.close()
     assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(*params))
+
+
+def test_rl_zoo_hook_builds_the_same_envs_on_ray(cluster):
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from sb3_ale_vec.zoo import AtariNative
+
+    ref = AtariNative(make_vec_env("BreakoutNoFrameskip-v4", n_envs=3, seed=4))
+    ours = AtariNative(make_vec_env("BreakoutNoFrameskip-v4", n_envs=3, seed=4), num_shards=2,
+                       ray_address=cluster.address)
+    assert isinstance(ours, RayAleVecEnv) and len(ours.shard_info()) == 2
+    compare_rollouts(ref, ours, 50)
+    ref.close()
+    ours.close()
 
 
 def _placement_groups() -> int:

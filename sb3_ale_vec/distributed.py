@@ -13,7 +13,6 @@ observation, episode stats and reset info.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,9 +21,8 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec.options import check_actions, check_int, seed_words
+from sb3_ale_vec.shard import Shard, unpack_infos
 from sb3_ale_vec.vec_env import AleNativeVecEnv
-
-_SCALARS = (bool, int, float)
 
 
 def _import_ray() -> Any:
@@ -33,64 +31,6 @@ def _import_ray() -> Any:
     except ImportError as error:
         raise ImportError('RayAleVecEnv needs Ray: pip install "sb3-ale-vec[ray]"') from error
     return ray
-
-
-def _pack_infos(infos: list[dict[str, Any]]) -> tuple[dict[str, np.ndarray], dict[int, dict[str, Any]]]:
-    """Infos as one column per scalar key every env has, plus whole dicts for envs with more keys
-    (terminal observation, episode stats): per env, only its row crosses the network."""
-    keys = [k for k, v in infos[0].items() if type(v) in _SCALARS] if infos else []
-    columns = {}
-    for key in keys:
-        values = [info.get(key) for info in infos]
-        kind = type(values[0])
-        if all(type(v) is kind for v in values):
-            columns[key] = np.array(values, dtype=np.float64 if kind is float else kind)
-    extras = {i: info for i, info in enumerate(infos) if info.keys() - columns.keys() or len(info) != len(columns)}
-    return columns, extras
-
-
-def _unpack_infos(columns: dict[str, np.ndarray], extras: dict[int, dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    lists = {key: column.tolist() for key, column in columns.items()}
-    return [dict(extras[i]) if i in extras else {key: values[i] for key, values in lists.items()} for i in range(n)]
-
-
-class _Shard:
-    """The Ray actor of one shard: an ``AleNativeVecEnv`` for envs ``first .. first + num_envs - 1``."""
-
-    def __init__(self, game: str | list[str], num_envs: int, seed: int | None, options: dict[str, Any]) -> None:
-        self.env = AleNativeVecEnv(game, num_envs, seed=seed, **options)
-
-    def where(self) -> tuple[str, int]:
-        import ray
-
-        return ray.get_runtime_context().get_node_id(), os.getpid()
-
-    def reset(self, seeds: list[int | None] | None, options: list[dict[str, Any]] | None) -> tuple[np.ndarray, list]:
-        if seeds is not None:  # else: the seeds this shard was built with (a replacement's fresh ones)
-            self.env._seeds, self.env._options = seeds, options
-        return self.env.reset(), self.env.reset_infos
-
-    def step(self, actions: np.ndarray) -> tuple[Any, ...]:
-        start = time.perf_counter()
-        obs, rewards, dones, infos = self.env.step(actions)
-        columns, extras = _pack_infos(infos)
-        # reset_infos only change at a done (auto-reset), as DummyVecEnv's.
-        resets = {i: self.env.reset_infos[i] for i in np.flatnonzero(dones).tolist()}
-        return obs, rewards, dones, columns, extras, resets, time.perf_counter() - start
-
-    def call(self, how: str, name: str, local: list[int], args: tuple, kwargs: dict[str, Any]) -> list[Any]:
-        if how == "get_attr":
-            return self.env.get_attr(name, local)
-        if how == "set_attr":
-            return self.env.set_attr(name, args[0], local)
-        if how == "env_method":
-            return self.env.env_method(name, *args, indices=local, **kwargs)
-        if how == "get_images":
-            return list(self.env.get_images())
-        raise ValueError(f"unknown call {how!r}")
-
-    def close(self) -> None:
-        self.env.close()
 
 
 class RayAleVecEnv(VecEnv):
@@ -112,13 +52,11 @@ class RayAleVecEnv(VecEnv):
                  restart_timeout_s: float = 120.0, **options: Any) -> None:
         ray = _import_ray()
         num_envs = check_int("num_envs", num_envs, 1)
-        num_shards = check_int("num_shards", num_shards, 1)
-        if num_shards > num_envs:
-            raise ValueError(f"num_shards must be in [1, num_envs={num_envs}], got {num_shards}")
+        num_shards = check_int("num_shards", num_shards, 1, num_envs)  # at least one env per shard
         num_cpus_per_shard = check_int("num_cpus_per_shard", num_cpus_per_shard, 1)
         self.max_restarts_per_shard = check_int("max_restarts_per_shard", max_restarts_per_shard, 0)
         self.restart_timeout_s = float(restart_timeout_s)
-        options.setdefault("num_threads", num_cpus_per_shard)
+        options["num_threads"] = check_int("num_threads", options.get("num_threads", num_cpus_per_shard), 0)
         # Every check AleNativeVecEnv makes, on the driver, before any actor exists: a probe of one env
         # per distinct game (all games together, so mixed action sets are refused as they would be).
         games = [game] * num_envs if isinstance(game, str) else game
@@ -134,12 +72,12 @@ class RayAleVecEnv(VecEnv):
         self.spec = probe.spec
 
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            ray.init(address=address, include_dashboard=False)
         self._ray = ray
         # A dead actor fails its calls; a dead node may also lose a result it held but had not sent.
         self._lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
         # max_restarts=0: we replace a dead shard ourselves, so that its envs end as truncated episodes.
-        self._actor_class = ray.remote(num_cpus=num_cpus_per_shard, max_restarts=0)(_Shard)
+        self._actor_class = ray.remote(num_cpus=num_cpus_per_shard, max_restarts=0)(Shard)
         self._env_ids = [block.tolist() for block in np.array_split(np.arange(num_envs), num_shards)]
         self._shard_of = np.repeat(np.arange(num_shards), [len(ids) for ids in self._env_ids])
         self._shard_options, self._cpus = options, num_cpus_per_shard
@@ -171,14 +109,14 @@ class RayAleVecEnv(VecEnv):
         self._refs = None  # a step in flight: each actor finishes it first, its results are dropped
         for s in self._seeds:
             seed_words(s)  # a bad seed raises here, before any shard is reset
-        refs = [actor.reset.remote([self._seeds[i] for i in ids], [self._options[i] for i in ids])
-                for actor, ids in zip(self._actors, self._env_ids)]
+        seeds = [([self._seeds[i] for i in ids], [self._options[i] for i in ids]) for ids in self._env_ids]
+        refs = [actor.reset.remote(*args) for actor, args in zip(self._actors, seeds)]
         parts = []
         for k, ref in enumerate(refs):
             try:
                 parts.append(self._ray.get(ref))
             except self._lost_errors:
-                parts.append(self._replace(k))
+                parts.append(self._replace(k, *seeds[k]))
         self.reset_infos = [info for _, infos in parts for info in infos]
         self._last_obs = [obs for obs, _ in parts]
         self._reset_seeds()
@@ -208,7 +146,7 @@ class RayAleVecEnv(VecEnv):
                 o, r, d, shard_infos = self._lost(k)
             else:
                 busy = max(busy, seconds)
-                shard_infos = _unpack_infos(columns, extras, len(d))
+                shard_infos = unpack_infos(columns, extras, len(d))
                 first = self._env_ids[k][0]
                 for i, info in extras.items():
                     if "terminal_observation" in info:  # Ray's arrays are read-only views: SB3 writes into them
@@ -277,9 +215,10 @@ class RayAleVecEnv(VecEnv):
             games[0] if len(set(games)) == 1 else games, len(games), None,
             {**self._shard_options, "num_threads": threads})
 
-    def _replace(self, k: int) -> tuple[np.ndarray, list]:
+    def _replace(self, k: int, seeds: list | None = None, options: list | None = None) -> tuple[np.ndarray, list]:
         """A fresh actor for shard k (in its bundle, which Ray moves off a dead node); its envs start new
-        games, unseeded as envs of a new AleNativeVecEnv are. Returns its reset obs and reset infos."""
+        games, with ``seeds`` if given (a reset), else unseeded as a new AleNativeVecEnv's. Returns its
+        reset obs and reset infos."""
         ids = self._env_ids[k]
         if self.restarts[k] >= self.max_restarts_per_shard:
             raise RuntimeError(f"shard {k} (envs {ids[0]}..{ids[-1]}) died again after {self.restarts[k]} "
@@ -289,22 +228,22 @@ class RayAleVecEnv(VecEnv):
         self._actors[k] = self._spawn(k)
         try:
             self._where[k] = self._ray.get(self._actors[k].where.remote(), timeout=self.restart_timeout_s)
-            return self._ray.get(self._actors[k].reset.remote(None, None), timeout=self.restart_timeout_s)
+            return self._ray.get(self._actors[k].reset.remote(seeds, options), timeout=self.restart_timeout_s)
         except self._ray.exceptions.GetTimeoutError as error:
             raise RuntimeError(f"shard {k} died and no replacement came up in {self.restart_timeout_s} s: "
                                "the cluster has no room for its placement group bundle") from error
         except self._lost_errors:
-            return self._replace(k)
+            return self._replace(k, seeds, options)
 
     def _lost(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """Shard k's actor died during this step: its envs end here as truncated episodes (SB3 bootstraps
         from their last observation) and start new games on the replacement."""
-        last = self._last_obs[k] if self._last_obs[k] is not None else np.zeros((len(self._env_ids[k]),
-                                                                                 *self.observation_space.shape), np.uint8)
+        last = self._last_obs[k]
         obs, reset_infos = self._replace(k)
         ids = self._env_ids[k]
         self.reset_infos[ids[0]:ids[-1] + 1] = reset_infos
-        infos = [{"TimeLimit.truncated": True, "terminal_observation": np.array(last[j])} for j in range(len(ids))]
+        infos = [{"TimeLimit.truncated": True, "terminal_observation": np.array(last[j]) if last is not None
+                  else np.zeros(self.observation_space.shape, np.uint8)} for j in range(len(ids))]
         return obs, np.zeros(len(ids), np.float32), np.ones(len(ids), bool), infos
 
     def _per_env(self, how: str, name: str, indices: VecEnvIndices, *args: Any, **kwargs: Any) -> list[Any]:

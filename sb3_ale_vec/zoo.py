@@ -32,7 +32,8 @@ def AtariNative(venv: VecEnv, frame_stack: int = 4, num_shards: int | None = Non
 
     :param venv: what rl-zoo built (``Monitor``-wrapped gymnasium Atari envs, Dummy or Subproc)
     :param frame_stack: frames stacked natively, channel-first (leave rl-zoo's ``frame_stack`` unset)
-    :param num_shards: spread the envs over this many Ray actors (``RayAleVecEnv``); None: one process
+    :param num_shards: spread the envs over this many Ray actors (``RayAleVecEnv``), at most one per
+        env; None: one process
     :param ray_address: the Ray cluster to join (``"auto"``); given alone, ``num_shards`` is 1
     :param options: ``AtariWrapper``'s options (``noop_max``, ``terminal_on_life_loss``, ...) and
         further ``AleNativeVecEnv`` options (``num_threads``, ...)
@@ -51,7 +52,8 @@ def AtariNative(venv: VecEnv, frame_stack: int = 4, num_shards: int | None = Non
     if num_shards is not None or ray_address is not None:
         from sb3_ale_vec.distributed import RayAleVecEnv
 
-        vec_env_class = partial(RayAleVecEnv, num_shards=num_shards or 1, address=ray_address)
+        # At most one shard per env: rl-zoo builds its evaluation env (1 env by default) with this hook too.
+        vec_env_class = partial(RayAleVecEnv, num_shards=min(num_shards or 1, n_envs), address=ray_address)
     env = make_ale_vec_env(spec.id, n_envs, wrapper_kwargs=wrapper_kwargs, env_kwargs=spec.kwargs,
                            vec_env_class=vec_env_class,
                            stack_num=frame_stack, channels_last=False,

@@ -167,6 +167,9 @@ def test_rl_zoo_hook_builds_the_same_envs_on_ray(cluster):
     compare_rollouts(ref, ours, 50)
     ref.close()
     ours.close()
+    evaluation = AtariNative(make_vec_env("BreakoutNoFrameskip-v4", n_envs=1), num_shards=2)  # rl-zoo's eval env
+    assert len(evaluation.shard_info()) == 1
+    evaluation.close()
 
 
 def _placement_groups() -> int:

@@ -45,7 +45,8 @@ class Shard:
 
     def reset(self, seeds: list[int | None] | None, options: list[dict[str, Any]] | None) -> tuple[np.ndarray, list]:
         if seeds is not None:  # else: the seeds this shard was built with (a replacement's fresh ones)
-            self.env._seeds, self.env._options = seeds, options
+            self.env._seeds = seeds  # SB3's VecEnv field that seed() fills: one seed per env, used once
+            self.env.set_options(options)
         return self.env.reset(), self.env.reset_infos
 
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:

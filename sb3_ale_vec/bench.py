@@ -3,6 +3,7 @@
     python -m sb3_ale_vec.bench                               # Breakout, N=8, every peer
     python -m sb3_ale_vec.bench --num-envs 1,4,8,16 --out bench   # a scaling sweep, JSON + PNG
     python -m sb3_ale_vec.bench --ppo                         # SB3 PPO throughput instead
+    python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16     # RayAleVecEnv, 1..4 shards (bench_ray.py)
 
 Every peer runs the same workload: SB3's default Atari preprocessing (84x84 gray, frame skip 4 with
 max-pool, stack of 4, no-op and fire reset, episodic life, clipped rewards) and the same random
@@ -262,8 +263,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", default="",
                         help="comma-separated thread counts: also measure this engine with each (scaling)")
     parser.add_argument("--out", help="write OUT.json and OUT.png")
+    parser.add_argument("--ray", default="", metavar="SHARDS",
+                        help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (bench_ray.py)")
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.num_envs.split(",")]
+    if args.ray:
+        from sb3_ale_vec.bench_ray import main_ray
+
+        return main_ray(args.game, sizes[0], [int(k) for k in args.ray.split(",")], args.steps, args.warmup,
+                        args.repeats)
     names = list(PEERS) if args.peers == "all" else [p.strip() for p in args.peers.split(",")]
     for k in (int(x) for x in args.threads.split(",") if x):
         name = f"sb3_ale_vec {k} thread{'s' if k > 1 else ''}"

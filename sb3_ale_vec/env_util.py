@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import ale_py
 import gymnasium as gym
+from stable_baselines3.common.vec_env import VecEnv
 
 from sb3_ale_vec.monitor import AleVecMonitor
 from sb3_ale_vec.vec_env import AleNativeVecEnv
@@ -43,8 +45,9 @@ def make_ale_vec_env(
     monitor_dir: str | None = None,
     wrapper_kwargs: dict[str, Any] | None = None,
     env_kwargs: dict[str, Any] | None = None,
+    vec_env_class: Callable[..., VecEnv] = AleNativeVecEnv,
     **engine_kwargs: Any,
-) -> AleNativeVecEnv | AleVecMonitor:
+) -> VecEnv:
     """Drop-in for ``stable_baselines3.common.env_util.make_atari_env``.
 
     Returns single frames ``(84, 84, 1)``, as ``make_atari_env`` does, so that an existing
@@ -63,6 +66,8 @@ def make_ale_vec_env(
     :param env_kwargs: ``gym.make`` options of the Atari env (``repeat_action_probability``,
         ``full_action_space``, ``max_num_frames_per_episode``, ``frameskip``, ``mode``, ``difficulty``,
         ``render_mode``)
+    :param vec_env_class: what builds the envs from the game, ``n_envs``, ``seed`` and the options
+        (``functools.partial(RayAleVecEnv, num_shards=4)`` spreads them over a Ray cluster)
     :param engine_kwargs: further ``AleNativeVecEnv`` options (``num_threads``, ``stack_num``, ...)
     """
     try:
@@ -101,7 +106,7 @@ def make_ale_vec_env(
         options["render_mode"] = "rgb_array"  # VecEnv.render("human") shows the tiles with OpenCV
     options.update(engine_kwargs)
 
-    env = AleNativeVecEnv(env_options["game"], n_envs, seed=seed, **options)
+    env = vec_env_class(env_options["game"], n_envs, seed=seed, **options)
     env.spec = spec
     if monitor_dir is None:
         return env

@@ -181,6 +181,15 @@ def write_version_hpp(ale: Path, generated: Path, version: str) -> None:
         (generated / "version.hpp").write_text(text)
 
 
+def zlib_link_args() -> list:
+    """ALE reads ROMs with zlib. libz.so.1 is on every manylinux policy's list of system libraries, so
+    auditwheel leaves it out of a wheel; SB3_ALE_VEC_STATIC_ZLIB=1 (the wheel command in the README)
+    links a PIC libz.a into the extension instead, its symbols hidden, so the wheel needs no libz."""
+    if os.environ.get("SB3_ALE_VEC_STATIC_ZLIB", "0") == "0":
+        return ["-lz"]
+    return ["-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-Wl,--exclude-libs,libz.a"]
+
+
 class BuildExt(build_ext):
     """build_ext that gets ALE's core first, also when run alone (`build_ext --inplace`), and links
     the extension against it; a different core (other flags, compiler or release) rebuilds it all."""
@@ -202,11 +211,16 @@ class BuildExt(build_ext):
                 # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
                 ext.extra_compile_args += [*flags, *ENGINE_FLAGS]
                 ext.define_macros.append(("SB3_ALE_VEC_ALE_VERSION", f'"{ale_version()}"'))
-                ext.extra_link_args += [*sanitize_flags(), "-lz"]  # after ALE's core, which needs it
+                ext.extra_link_args += [*sanitize_flags(), *zlib_link_args()]  # after ALE's core, which needs it
             ext.extra_objects = [library]
         super().run()
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(library)
+
+    def build_extensions(self) -> None:
+        # run() adds -lale_core from build_clib's folder, which a cache hit leaves empty.
+        self.compiler.set_libraries([lib for lib in self.compiler.libraries if lib != "ale_core"])
+        super().build_extensions()
 
 
 ENGINE_FLAGS = ["-O3", "-Wall", "-Wextra", "-ffp-contract=off"]

@@ -141,7 +141,7 @@ class BuildClib(build_clib):
         if not self.accepts(flags):
             first_line = version_text.splitlines()[0] if version_text else "unknown version"
             raise SetupError(
-                f"The C++ compiler {' '.join(cxx)} ({first_line}) rejects the flags {' '.join(flags)}.\n"
+                f"The C++ compiler {cxx[0]} ({first_line}) rejects the flags {' '.join(flags)}.\n"
                 "ALE's core and the engine need a C++17 compiler (GCC 12 is what was built here; GCC "
                 "older than 8 or Clang older than 7 will not do). Point CC and CXX at a newer one, or "
                 "install a wheel, which needs no compiler.")

@@ -1,98 +1,55 @@
 """Build sb3_ale_vec._engine: our engine (native/) linked with ALE's emulator core.
 
-ALE's C++ sources are never part of this repository: they come from the source distribution of
-the pinned ale-py release, fetched with pip at build time (or from $SB3_ALE_VEC_ALE_SOURCE, an
-unpacked sdist or a .tar.gz) and cached under build/.
+ALE's C++ sources are never part of this repository or its sdist. The build step takes them from
+the pinned ale-py release's source distribution, checked against its sha256
+(build_support/ale_source.py), and compiles ALE's core once per machine, ALE version, compiler and
+flags into a per-user cache (build_support/ale_cache.py). Asking for metadata or an sdist does
+neither.
 """
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
 from setuptools import setup
 from setuptools.command.build_clib import build_clib
+from setuptools.errors import CompileError, SetupError
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # PEP 517 backends do not put the project on sys.path
+from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
+from build_support.ale_source import AleSourceError, ale_source_dir, file_sha256, pinned  # noqa: E402
+
 PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
-# ale-py is pinned in pyproject.toml, as a dependency and as a build requirement (the ROMs of the
-# profile-guided build); the engine must be built from the same release whose wheel provides the
-# ROMs (checked again at import time).
-_PINS = set(re.findall(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()))
-if len(_PINS) != 1:
-    sys.exit(f"pyproject.toml must pin one ale-py release everywhere, found {sorted(_PINS)}")
-ALE_VERSION = _PINS.pop()
-CACHE = ROOT / "build" / "ale-sdist"
-
-
-def _unpack(tarball: Path) -> Path:
-    with tarfile.open(tarball) as tar:
-        tar.extractall(CACHE, filter="data")
-    return CACHE / f"ale_py-{ALE_VERSION}"
-
-
-def ale_source_dir() -> Path:
-    """Return the root of ale-py's unpacked sdist, fetching it with pip if needed."""
-    override = os.environ.get("SB3_ALE_VEC_ALE_SOURCE")
-    if override:
-        path = Path(override)
-        return _unpack(path) if path.is_file() else path
-    unpacked = CACHE / f"ale_py-{ALE_VERSION}"
-    if (unpacked / "src" / "ale" / "ale_interface.cpp").is_file():
-        return unpacked
-    tarball = CACHE / f"ale_py-{ALE_VERSION}.tar.gz"
-    if not tarball.is_file():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        # Without build isolation: pip only prepares the sdist's metadata, which needs
-        # scikit-build-core and nanobind (our own build requirements) to be importable.
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--no-build-isolation", f"ale-py=={ALE_VERSION}", "-d", str(CACHE)]
-        if subprocess.run(cmd).returncode != 0 or not tarball.is_file():
-            sys.exit(f"Could not fetch the ale-py {ALE_VERSION} source distribution with pip.\n"
-                     f"Download it yourself (`{' '.join(cmd[2:])}`) and point "
-                     "SB3_ALE_VEC_ALE_SOURCE at the .tar.gz or its unpacked folder.")
-    return _unpack(tarball)
-
-
-def ale_library() -> tuple:
-    """ALE's emulator core as a static library (its own flags: we do not police its warnings)."""
-    src = ale_source_dir() / "src"
-    ale = src / "ale"
-    generated = ROOT / "build" / "ale-generated"
-    generated.mkdir(parents=True, exist_ok=True)
-    major, minor, patch = (ALE_VERSION.split(".") + ["0", "0"])[:3]
-    version_hpp = (ale / "version.hpp.in").read_text()
-    for key, value in {"ALE_VERSION": ALE_VERSION, "ALE_VERSION_MAJOR": major,
-                       "ALE_VERSION_MINOR": minor, "ALE_VERSION_PATCH": patch,
-                       "ALE_VERSION_GIT_SHA": "sdist"}.items():
-        version_hpp = version_hpp.replace(f"@{key}@", value)
-    if not (generated / "version.hpp").is_file() or (generated / "version.hpp").read_text() != version_hpp:
-        (generated / "version.hpp").write_text(version_hpp)
-    sources = [ale / "ale_interface.cpp"]
-    for sub in ("common", "emucore", "environment", "games", "games/supported"):
-        sources += sorted((ale / sub).glob("*.c*"))
-    # -g0: Python's CFLAGS add -g. No LTO: across ALE's own files it measured slower than without.
-    flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *SANITIZE_FLAGS]
-    return ("ale_core", {"sources": [str(s) for s in sources],
-                         "include_dirs": [str(src), str(generated)], "cflags": flags})
-
-
-# SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/README).
-SANITIZE = os.environ.get("SB3_ALE_VEC_SANITIZE", "")
-if SANITIZE == "address":
-    SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g"]
-elif SANITIZE == "thread":
-    SANITIZE_FLAGS = ["-fsanitize=thread", "-g"]
-elif SANITIZE:
-    sys.exit(f"SB3_ALE_VEC_SANITIZE={SANITIZE!r}: use 'address' or 'thread'")
-else:
-    SANITIZE_FLAGS = []
-# SB3_ALE_VEC_PGO=0 turns off the profile-guided build of ALE's core (see BuildClib).
-PGO = os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not SANITIZE
 PGO_FRAMES_PER_ROM = 1000
+# SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/sanitize.sh).
+SANITIZERS = {
+    "": [],
+    "address": ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g"],
+    "thread": ["-fsanitize=thread", "-g"],
+}
+
+
+def ale_version() -> str:
+    """ale-py is pinned in pyproject.toml as a dependency and as a build requirement (the ROMs of the
+    profile-guided build); the engine must be built from that same release (checked again at import)."""
+    pins = set(re.findall(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()))
+    if len(pins) != 1:
+        raise SetupError(f"pyproject.toml must pin one ale-py release everywhere, found {sorted(pins)}")
+    return pins.pop()
+
+
+def sanitize_flags() -> list:
+    kind = os.environ.get("SB3_ALE_VEC_SANITIZE", "")
+    if kind not in SANITIZERS:
+        raise SetupError(f"SB3_ALE_VEC_SANITIZE={kind!r}: use 'address' or 'thread'")
+    return SANITIZERS[kind]
+
 
 def needs_recompile(obj: str, src: str) -> bool:
     """Timestamps, with our headers counted as inputs of our sources (an engine.o built against an
@@ -108,23 +65,6 @@ def needs_recompile(obj: str, src: str) -> bool:
 
 ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=needs_recompile).install()
 
-ale_lib = ale_library()
-engine = Pybind11Extension(
-    "sb3_ale_vec._engine",
-    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p.name != PGO_TRAINER.name),
-    depends=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp")),
-    define_macros=[("SB3_ALE_VEC_ALE_VERSION", f'"{ALE_VERSION}"')],
-    # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
-    extra_compile_args=[flag for d in ale_lib[1]["include_dirs"] for flag in ("-isystem", d)]
-    + ["-O3", "-Wall", "-Wextra", "-ffp-contract=off", *SANITIZE_FLAGS],
-    extra_link_args=[*SANITIZE_FLAGS, "-lz"],  # after ale_core on the command line, which needs it
-    cxx_std=17,
-)
-
-def library_path(clib: build_clib) -> Path:
-    """Where build_clib writes ALE's static library."""
-    return Path(clib.build_clib) / clib.compiler.library_filename(ale_lib[0])
-
 
 def training_roms() -> list:
     """Every ROM of the ale-py wheel (a build requirement), or none when it is not importable."""
@@ -135,65 +75,161 @@ def training_roms() -> list:
     return [str(roms.get_rom_path(rom)) for rom in roms.get_all_rom_ids()]
 
 
-def is_gcc(command: list) -> bool:
+def compiler_version(command: list) -> str:
     try:
-        version = subprocess.run([command[0], "--version"], capture_output=True, text=True).stdout
+        return subprocess.run([command[0], "--version"], capture_output=True, text=True).stdout.strip()
     except OSError:
-        return False
-    return "Free Software Foundation" in version  # GCC's banner; Clang's names no foundation
+        return ""
 
 
 class BuildClib(build_clib):
-    """build_clib that, with GCC, builds ALE's core profile-guided: an instrumented build plays every
-    ROM for a moment (native/pgo_train.cpp), then the final build is optimised with that profile.
-    The emulator is most of the engine's time: measured, it ran about 12% more frames per second this
-    way, and the engine 9-13% more steps per second.
-    Functions the training never ran are optimised as without a profile (-fprofile-partial-training),
-    so games and paths outside it lose nothing."""
+    """Provides ALE's core as a static library, from the cache or built into it.
+
+    With GCC the core is built profile-guided: an instrumented build plays every ROM for a moment
+    (native/pgo_train.cpp), then the final build is optimised with that profile. The emulator is
+    most of the engine's time: measured, it ran about 12% more frames per second this way, and the
+    engine 9-13% more steps per second. Functions the training never ran are optimised as without a
+    profile (-fprofile-partial-training), so games and paths outside it lose nothing."""
 
     def build_libraries(self, libraries) -> None:
-        (name, info), = libraries
-        sources = info["sources"]
-        library = library_path(self)
-        fresh = library.is_file() and all(os.stat(s).st_mtime <= library.stat().st_mtime for s in sources)
-        roms = training_roms() if PGO and not fresh else []
-        if not roms or not is_gcc(self.compiler.compiler_cxx):
-            if PGO and not fresh:
-                print("note: building ALE's core without profile guidance (needs GCC and ale-py)")
-            return super().build_libraries(libraries)
-        objects = self.compiler.object_filenames(sources, output_dir=self.build_temp)
+        (name, _), = libraries  # its sources are only known once ALE's sdist is unpacked
+        version = ale_version()
+        src = ale_source_dir(version) / "src"
+        generated = Path(self.build_temp) / "ale-generated"
+        self.ale_include_dirs = [str(src), str(generated)]
+        write_version_hpp(src / "ale", generated, version)
+        # -g0: Python's CFLAGS add -g. No LTO: across ALE's own files it measured slower than without.
+        flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *sanitize_flags()]
+        cxx = self.compiler.compiler_cxx
+        version_text = compiler_version(cxx)
+        roms = training_roms()
+        pgo = (os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
+               and "Free Software Foundation" in version_text)  # GCC's banner; Clang names no foundation
+        inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "compiler": self.compiler.compiler_so,
+                  "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
+                  "pgo": pgo and {"frames_per_rom": PGO_FRAMES_PER_ROM, "roms": len(roms),
+                                  "trainer_sha256": file_sha256(PGO_TRAINER)}}
+        self.ale_library = core_path(version, core_key(**inputs), self.compiler.library_filename(name))
+        if self.ale_library.is_file():
+            print(f"reusing ALE's core from the cache: {self.ale_library}")
+            return
+        self.check_compiler(cxx, version_text, flags)
+        if pgo and not self.accepts(flags + ["-fprofile-use", "-fprofile-partial-training"]):
+            print(f"note: {cxx[0]} lacks -fprofile-partial-training (GCC 10+): no profile-guided build")
+            pgo = False
+        elif not pgo and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
+            print("note: building ALE's core without profile guidance (needs GCC and ale-py)")
+        sources = [src / "ale" / "ale_interface.cpp"]
+        for sub in ("common", "emucore", "environment", "games", "games/supported"):
+            sources += sorted((src / "ale" / sub).glob("*.c*"))
+        objects = self.compile_core([str(s) for s in sources], flags, roms if pgo else [])
+        self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
+        publish_file(Path(self.build_clib) / self.compiler.library_filename(name), self.ale_library, inputs)
+        print(f"ALE's core is cached as {self.ale_library}")
 
-        def compile_core(extra: list) -> None:
-            for obj in objects:  # the object files are rebuilt in place, flags changed
-                Path(obj).unlink(missing_ok=True)
-            self.compiler.compile(sources, output_dir=self.build_temp, include_dirs=info["include_dirs"],
-                                  extra_postargs=info["cflags"] + extra)
+    def accepts(self, flags: list) -> bool:
+        probe = Path(self.build_temp) / "probe" / "cxx17.cpp"
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        probe.write_text("#include <optional>\nint main() { return std::optional<int>(0).value(); }\n")
+        try:
+            self.compiler.compile([str(probe)], output_dir=self.build_temp, extra_postargs=flags)
+        except CompileError:
+            return False
+        return True
 
+    def check_compiler(self, cxx: list, version_text: str, flags: list) -> None:
+        if not self.accepts(flags):
+            first_line = version_text.splitlines()[0] if version_text else "unknown version"
+            raise SetupError(
+                f"The C++ compiler {cxx[0]} ({first_line}) rejects the flags {' '.join(flags)}.\n"
+                "ALE's core and the engine need a C++17 compiler (GCC 12 is what was built here; GCC "
+                "older than 8 or Clang older than 7 will not do). Point CC and CXX at a newer one, or "
+                "install a wheel, which needs no compiler.")
+
+    def compile_core(self, sources: list, flags: list, roms: list) -> list:
+        include_dirs = self.ale_include_dirs
+
+        def compile_with(extra: list) -> list:
+            for obj in self.compiler.object_filenames(sources, output_dir=self.build_temp):
+                Path(obj).unlink(missing_ok=True)  # rebuilt in place, flags changed
+            return self.compiler.compile(sources, output_dir=self.build_temp, include_dirs=include_dirs,
+                                         extra_postargs=flags + extra)
+
+        if not roms:
+            return compile_with([])
         for stale in Path(self.build_temp).rglob("*.gcda"):
             stale.unlink()
-        compile_core(["-fprofile-generate", "-fprofile-update=single"])
+        objects = compile_with(["-fprofile-generate", "-fprofile-update=single"])
         trainer = self.compiler.compile([str(PGO_TRAINER)], output_dir=self.build_temp,
-                                        include_dirs=info["include_dirs"], extra_postargs=["-std=c++17", "-O2"])
+                                        include_dirs=include_dirs, extra_postargs=["-std=c++17", "-O2"])
         self.compiler.link_executable(objects + trainer, "ale_pgo_train", output_dir=self.build_temp,
                                       libraries=["z"], extra_postargs=["-fprofile-generate"], target_lang="c++")
         print(f"training ALE's core on {len(roms)} ROMs for its profile-guided build")
         subprocess.run([str(Path(self.build_temp) / "ale_pgo_train"), str(PGO_FRAMES_PER_ROM), *roms],
                        check=True)
-        compile_core(["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"])
-        self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
+        return compile_with(["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"])
+
+
+def write_version_hpp(ale: Path, generated: Path, version: str) -> None:
+    major, minor, patch = (version.split(".") + ["0", "0"])[:3]
+    text = (ale / "version.hpp.in").read_text()
+    for key, value in {"ALE_VERSION": version, "ALE_VERSION_MAJOR": major, "ALE_VERSION_MINOR": minor,
+                       "ALE_VERSION_PATCH": patch, "ALE_VERSION_GIT_SHA": "sdist"}.items():
+        text = text.replace(f"@{key}@", value)
+    generated.mkdir(parents=True, exist_ok=True)
+    if not (generated / "version.hpp").is_file() or (generated / "version.hpp").read_text() != text:
+        (generated / "version.hpp").write_text(text)
+
+
+def zlib_link_args() -> list:
+    """ALE reads ROMs with zlib. libz.so.1 is on every manylinux policy's list of system libraries, so
+    auditwheel leaves it out of a wheel; SB3_ALE_VEC_STATIC_ZLIB=1 (the wheel command in the README)
+    links a PIC libz.a into the extension instead, its symbols hidden, so the wheel needs no libz."""
+    if os.environ.get("SB3_ALE_VEC_STATIC_ZLIB", "0") == "0":
+        return ["-lz"]
+    return ["-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-Wl,--exclude-libs,libz.a"]
 
 
 class BuildExt(build_ext):
-    """build_ext that builds ALE's library first, also when run alone (`build_ext --inplace`), and
-    relinks the extension whenever that library is newer."""
+    """build_ext that gets ALE's core first, also when run alone (`build_ext --inplace`), and links
+    the extension against it; a different core (other flags, compiler or release) rebuilds it all."""
 
     def run(self) -> None:
-        self.run_command("build_clib")
-        library = str(library_path(self.get_finalized_command("build_clib")))
-        for ext in self.extensions:  # a dependency and a link input: a newer library relinks
-            ext.depends = [*ext.depends, library]
+        try:
+            self.run_command("build_clib")
+        except AleSourceError as error:
+            raise SetupError(str(error)) from None
+        clib = self.get_finalized_command("build_clib")
+        library = str(clib.ale_library)
+        stamp = Path(self.build_temp) / "ale-core-path.txt"
+        if not stamp.is_file() or stamp.read_text() != library:
+            shutil.rmtree(Path(self.build_temp) / "native", ignore_errors=True)
+            self.force = True
+        flags = [*(flag for d in clib.ale_include_dirs for flag in ("-isystem", d)), *sanitize_flags()]
+        for ext in self.extensions:
+            if not ext.extra_objects:  # once, also if setuptools runs this command again
+                # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
+                ext.extra_compile_args += [*flags, *ENGINE_FLAGS]
+                ext.define_macros.append(("SB3_ALE_VEC_ALE_VERSION", f'"{ale_version()}"'))
+                ext.extra_link_args += [*sanitize_flags(), *zlib_link_args()]  # after ALE's core, which needs it
             ext.extra_objects = [library]
         super().run()
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(library)
+
+    def build_extensions(self) -> None:
+        # run() adds -lale_core from build_clib's folder, which a cache hit leaves empty.
+        self.compiler.set_libraries([lib for lib in self.compiler.libraries if lib != "ale_core"])
+        super().build_extensions()
 
 
-setup(libraries=[ale_lib], ext_modules=[engine], cmdclass={"build_clib": BuildClib, "build_ext": BuildExt})
+ENGINE_FLAGS = ["-O3", "-Wall", "-Wextra", "-ffp-contract=off"]
+engine = Pybind11Extension(
+    "sb3_ale_vec._engine",
+    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p != PGO_TRAINER),
+    depends=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp")),
+    cxx_std=17,
+)
+# build_clib's sources stay empty here, so an sdist never lists ALE's files; BuildClib finds them.
+setup(libraries=[("ale_core", {"sources": []})], ext_modules=[engine],
+      cmdclass={"build_clib": BuildClib, "build_ext": BuildExt})

@@ -10,7 +10,19 @@ except PackageNotFoundError:  # a source tree used without installing
 
 def _check_ale_py() -> None:
     # The engine was compiled from one ale-py release; the ROMs come from the installed wheel.
-    from sb3_ale_vec import _engine
+    try:
+        from sb3_ale_vec import _engine
+    except ImportError as error:
+        from importlib.machinery import EXTENSION_SUFFIXES
+        from pathlib import Path
+
+        if any((Path(__path__[0]) / f"_engine{suffix}").is_file() for suffix in EXTENSION_SUFFIXES):
+            raise  # built, but it does not load: the original error says why
+        raise ImportError(
+            f"sb3_ale_vec's native engine is not built in {__path__[0]}. If you installed sb3-ale-vec "
+            "with `pip install .`, this source folder shadows the installed package: run Python from "
+            "another folder. To use the source tree itself, build the engine in it: `pip install -e .`."
+        ) from error
 
     installed = _version("ale-py")
     if installed != _engine.ALE_VERSION:

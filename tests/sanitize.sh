@@ -3,9 +3,10 @@
 # each in a scratch copy of the repo, and run the engine's own tests against each build.
 # Python itself is not instrumented: the sanitizer runtime (and libstdc++, for ASan's exception
 # interceptors) is preloaded. Any report fails the run (halt_on_error).
+# ALE's core comes from the per-user build cache (see setup.py), keyed on the sanitizer flags: a
+# warm cache builds only native/ here; a fresh machine builds the core once per sanitizer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-ale_source=$(ls -d "$root"/build/ale-sdist/ale_py-*/ 2>/dev/null | head -n 1 || true)
 libstdcxx=$(g++ -print-file-name=libstdc++.so)
 
 run() {  # run KIND PRELOAD PYTEST-ARGS...
@@ -13,18 +14,18 @@ run() {  # run KIND PRELOAD PYTEST-ARGS...
   shift 2
   local dir
   dir=$(mktemp -d)
-  cp -r "$root"/setup.py "$root"/pyproject.toml "$root"/README.md "$root"/native "$root"/sb3_ale_vec "$root"/tests "$dir"/
+  cp -r "$root"/setup.py "$root"/pyproject.toml "$root"/README.md "$root"/build_support "$root"/native \
+    "$root"/sb3_ale_vec "$root"/tests "$dir"/
   rm -f "$dir"/sb3_ale_vec/*.so
   echo "== building with SB3_ALE_VEC_SANITIZE=$kind"
-  (cd "$dir" && SB3_ALE_VEC_SANITIZE=$kind SB3_ALE_VEC_ALE_SOURCE=${ale_source:-} \
-     python setup.py -q build_ext --inplace > build.log 2>&1) || { tail -n 50 "$dir/build.log"; return 1; }
+  (cd "$dir" && SB3_ALE_VEC_SANITIZE=$kind python setup.py -q build_ext --inplace > build.log 2>&1) || { tail -n 50 "$dir/build.log"; return 1; }
   echo "== testing the $kind build"
   (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider "$@")
   rm -rf "$dir"
 }
 
 # setup.py is run directly here: it needs the build requirements that pip's isolated build had.
-python -m pip install -q "setuptools>=77" wheel "pybind11>=2.12" scikit-build-core nanobind
+python -m pip install -q "setuptools>=77" wheel "pybind11>=2.12"
 
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

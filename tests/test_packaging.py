@@ -1,0 +1,115 @@
+"""The package around the engine: the sdist's contents, the checks on ALE's source, the build cache
+key, and the message when a source tree without an engine shadows the installed package."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from build_support import ale_cache, ale_source  # noqa: E402
+
+VERSION = "0.12.1"
+
+
+def test_cache_key_follows_every_input():
+    base = {"ale": VERSION, "compiler_version": "g++ 12.2.0", "flags": ["-O3"], "pgo": False}
+    key = ale_cache.core_key(**base)
+    assert key == ale_cache.core_key(**dict(reversed(list(base.items()))))
+    changed = [{"flags": ["-O3", "-fsanitize=thread"]}, {"pgo": {"frames_per_rom": 1000}},
+               {"compiler_version": "g++ 13.1.0"}, {"ale": "0.12.2"}]
+    keys = {ale_cache.core_key(**{**base, **change}) for change in changed}
+    assert key not in keys and len(keys) == len(changed)
+
+
+def test_cache_root_is_overridable(monkeypatch, tmp_path):
+    monkeypatch.delenv("SB3_ALE_VEC_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert ale_cache.cache_root() == tmp_path / "xdg" / "sb3-ale-vec"
+    monkeypatch.setenv("SB3_ALE_VEC_CACHE", str(tmp_path / "mine"))
+    assert ale_cache.cache_root() == tmp_path / "mine"
+
+
+def test_publish_file_replaces_atomically(tmp_path):
+    built = tmp_path / "libx.a"
+    built.write_bytes(b"new")
+    final = tmp_path / "cache" / "libx.a"
+    ale_cache.publish_file(built, final, {"flags": ["-O3"]})
+    assert final.read_bytes() == b"new" and "-O3" in (final.parent / "inputs.json").read_text()
+    assert sorted(p.name for p in final.parent.iterdir()) == ["inputs.json", "libx.a"]  # no leftovers
+
+
+def test_offline_source_must_match_the_pinned_hash(monkeypatch, tmp_path):
+    fake = tmp_path / f"ale_py-{VERSION}.tar.gz"
+    with tarfile.open(fake, "w:gz") as tar:
+        tar.addfile(tarfile.TarInfo(f"ale_py-{VERSION}/src/ale/x.cpp"), io.BytesIO())
+    monkeypatch.setenv("SB3_ALE_VEC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SB3_ALE_VEC_ALE_SOURCE", str(fake))
+    with pytest.raises(ale_source.AleSourceError, match="sha256"):
+        ale_source.ale_source_dir(VERSION)
+    (tmp_path / "tree" / "src" / "ale").mkdir(parents=True)
+    (tmp_path / "tree" / "src" / "ale" / "x.cpp").write_text("int x;\n")
+    monkeypatch.setenv("SB3_ALE_VEC_ALE_SOURCE", str(tmp_path / "tree"))
+    with pytest.raises(ale_source.AleSourceError, match="differs from ale-py"):
+        ale_source.ale_source_dir(VERSION)
+    assert not list((tmp_path / "cache" / "ale-source").iterdir())  # nothing half-unpacked is left
+
+
+def test_offline_source_is_unpacked_into_the_cache(monkeypatch, tmp_path):
+    url, sha, tree = ale_source.pinned(VERSION)
+    tarball = ale_cache.cache_root() / "downloads" / url.rsplit("/", 1)[1]
+    if not tarball.is_file():
+        pytest.skip("no downloaded ale-py sdist in the build cache")
+    monkeypatch.setenv("SB3_ALE_VEC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SB3_ALE_VEC_ALE_SOURCE", str(tarball))
+    unpacked = ale_source.ale_source_dir(VERSION)
+    assert (unpacked / "src" / "ale" / "ale_interface.cpp").is_file()
+    assert ale_source.tree_sha256(unpacked) == tree
+    monkeypatch.setenv("SB3_ALE_VEC_ALE_SOURCE", str(tmp_path / "missing"))
+    assert ale_source.ale_source_dir(VERSION) == unpacked  # a cache hit reads no source at all
+
+
+@pytest.mark.parametrize("has_filter", [True, False])
+def test_unpacking_refuses_paths_outside(monkeypatch, tmp_path, has_filter):
+    if not has_filter:  # as on Python before 3.11.4, which has no extractall(filter=...)
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        tar.addfile(tarfile.TarInfo("../evil.txt"), io.BytesIO())
+    archive.seek(0)
+    with tarfile.open(fileobj=archive) as tar, pytest.raises((ale_source.AleSourceError, tarfile.TarError)):
+        ale_source._extract(tar, tmp_path / "dest")
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_source_tree_without_engine_says_what_to_do(tmp_path):
+    shutil.copytree(ROOT / "sb3_ale_vec", tmp_path / "sb3_ale_vec", ignore=shutil.ignore_patterns("*.so"))
+    # -S: no site-packages, so no editable install finds the real engine behind the copy's back.
+    result = subprocess.run([sys.executable, "-S", "-c", "import sb3_ale_vec"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "shadows the installed package" in result.stderr and "pip install -e ." in result.stderr
+
+
+@pytest.mark.slow
+def test_sdist_holds_only_our_sources(tmp_path):
+    pytest.importorskip("build")
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True)
+    (sdist,) = tmp_path.glob("sb3_ale_vec-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = [m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()]
+        sources = tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("SOURCES.txt")))
+        listed = sources.read().decode().split()
+    for required in ("setup.py", "native/pgo_train.cpp", "native/engine.cpp", "build_support/ale_source.py"):
+        assert required in names
+    ours = [n for n in names if n != "PKG-INFO" and n != "setup.cfg" and ".egg-info/" not in n]
+    assert all((ROOT / n).is_file() for n in ours), [n for n in ours if not (ROOT / n).is_file()]
+    assert not [n for n in names + listed if "ale_interface" in n or "emucore" in n or n.startswith(("/", "build/"))]

@@ -22,16 +22,6 @@ struct ChainStep {
   bool ended() const { return terminated || truncated; }
 };
 
-/// The info a reset returns (what SB3's DummyVecEnv stores in reset_infos).
-struct ResetInfo {
-  bool empty = false;            ///< FireResetEnv returns {}
-  int lives = 0;
-  int episode_frame_number = 0;
-  int frame_number = 0;
-  bool has_seeds = false;        ///< AtariEnv.reset(seed=...) adds "seeds"
-  std::array<uint32_t, 2> seeds{};
-};
-
 class Chain {
  public:
   virtual ~Chain() = default;

@@ -75,19 +75,13 @@ class AleChain : public Chain {
     return out;
   }
 
-  ResetInfo reset_info() const override {
-    ResetInfo info;
-    info.lives = emu_.lives();
-    info.episode_frame_number = emu_.episode_frame_number();
-    info.frame_number = emu_.frame_number();
-    return info;
-  }
+  ResetInfo reset_info() const override { return emu_.info(); }
 
  private:
   void warp() {
     // In place into raw_[0], which so keeps the max until a frame overwrites it.
     if (config_.maxpool) {
-      for (size_t p = 0; p < raw_[0].size(); ++p) raw_[0][p] = std::max(raw_[0][p], raw_[1][p]);
+      max_in_place(raw_[0].data(), raw_[1].data(), raw_[0].size());
     }
     resize_(raw_[0].data(), frame_.data());
   }

@@ -58,10 +58,7 @@ class GymnasiumChain : public Chain {
   }
 
   ResetInfo reset_info() const override {
-    ResetInfo info;
-    info.lives = emu_.lives();
-    info.episode_frame_number = emu_.episode_frame_number();
-    info.frame_number = emu_.frame_number();
+    ResetInfo info = emu_.info();
     // AtariPreprocessing merges each no-op's info into AtariEnv.reset's, which keeps its "seeds".
     info.has_seeds = env_.seeded_reset();
     info.seeds = env_.seeds();
@@ -72,9 +69,7 @@ class GymnasiumChain : public Chain {
   void warp() {
     // AtariPreprocessing._get_obs: pools in place into obs_buffer[0] (which so keeps the max), resizes.
     if (config_.maxpool && config_.frameskip > 1) {
-      std::vector<uint8_t>& a = buffer_[0];
-      const std::vector<uint8_t>& b = buffer_[1];
-      for (size_t p = 0; p < a.size(); ++p) a[p] = std::max(a[p], b[p]);
+      max_in_place(buffer_[0].data(), buffer_[1].data(), buffer_[0].size());
     }
     resize_(buffer_[0].data(), frame_.data());
   }

@@ -116,6 +116,14 @@ bool Emulator::has_action(ale::Action action) const {
   return std::find(action_set_.begin(), action_set_.end(), action) != action_set_.end();
 }
 
+ResetInfo Emulator::info() const {
+  ResetInfo info;
+  info.lives = lives();
+  info.episode_frame_number = episode_frame_number();
+  info.frame_number = frame_number();
+  return info;
+}
+
 void Emulator::screen_gray(uint8_t* out) const {
   const uint8_t* s = screen();
   const auto& gray = palette_->gray;

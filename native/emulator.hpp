@@ -39,6 +39,16 @@ class PaletteCache {
   std::map<std::pair<std::string, bool>, std::shared_ptr<const Palette>> palettes_;
 };
 
+/// The info a reset returns (what SB3's DummyVecEnv stores in reset_infos).
+struct ResetInfo {
+  bool empty = false;            ///< FireResetEnv returns {}
+  int lives = 0;
+  int episode_frame_number = 0;
+  int frame_number = 0;
+  bool has_seeds = false;        ///< AtariEnv.reset(seed=...) adds "seeds"
+  std::array<uint32_t, 2> seeds{};
+};
+
 /// Emulator-side counters of the game in progress, reset by every reset_game().
 struct GameStats {
   double score = 0;        ///< unclipped reward of every frame, reset frames included
@@ -68,6 +78,8 @@ class Emulator {
   int episode_frame_number() const { return ale_.getEpisodeFrameNumber(); }
   const ale::ActionVect& action_set() const { return action_set_; }
   bool has_action(ale::Action action) const;
+  /// ALE's info now (lives and frame numbers), what every reset returns at least.
+  ResetInfo info() const;
 
   /// The screen as palette indices (210 x 160), and ways to read it.
   const uint8_t* screen() const { return ale_.getScreen().getArray(); }

@@ -16,6 +16,11 @@ inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
   return static_cast<uint8_t>((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
 }
 
+/// a = max(a, b) element-wise: the max-pool of two frames (numpy.maximum(a, b, out=a)).
+inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {
+  for (std::size_t p = 0; p < n; ++p) a[p] = a[p] < b[p] ? b[p] : a[p];
+}
+
 /// cv2.resize(src, (dst_w, dst_h), interpolation=cv2.INTER_AREA) on uint8 images with `channels`
 /// interleaved channels (HWC, rows contiguous), bit-exact with OpenCV. Like OpenCV it picks:
 ///  - a copy when the sizes are equal;

@@ -30,6 +30,7 @@ python -m pip install -q "setuptools>=77" wheel "pybind11>=2.12"
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters here, not its length
 
 # ASan + UBSan: the quick tier of every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \

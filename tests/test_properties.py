@@ -74,7 +74,8 @@ PLAIN = st.fixed_dictionaries({
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=PLAIN, seed=st.integers(0, 2**31 - 1), actions=st.lists(st.integers(0, 17), min_size=60, max_size=200))
+@given(config=PLAIN, seed=st.integers(0, 2**31 - 4),  # env i gets seed + i, a C int for the ale preset
+       actions=st.lists(st.integers(0, 17), min_size=60, max_size=200))
 def test_episode_stats_are_the_summed_rewards_when_the_agent_sees_every_frame(config, seed, actions):
     # No clipping, no life episodes, no no-ops, no FIRE: the agent sees every frame of every game,
     # so info["episode"] must be the sum of its rewards, and its length the frames of its steps.

@@ -97,7 +97,8 @@ class EngineCore:
 
     @property
     def pending(self) -> bool:
-        return self._engine.pending
+        """A send (or reset) whose results recv() has not returned yet; raises once closed."""
+        return self.live().pending
 
     @property
     def num_threads(self) -> int:

@@ -165,12 +165,12 @@ class AleNativeVecEnv(VecEnv):
         return super().seed(seed)
 
     def step_async(self, actions: np.ndarray) -> None:
-        if self._engine.live().pending:
+        if self._engine.pending:
             raise RuntimeError("step_async() called twice without step_wait()")
         self._engine.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
 
     def step_wait(self) -> VecEnvStepReturn:
-        if not self._engine.live().pending:
+        if not self._engine.pending:
             raise RuntimeError("step_wait() called without step_async()")
         batch = self._engine.recv()
         failed = set(batch.failed)

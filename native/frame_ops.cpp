@@ -7,6 +7,10 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sb3ale {
 namespace {
 
@@ -49,15 +53,65 @@ std::vector<AreaTap> area_taps(int ssize, int dsize, double scale) {
   return tab;
 }
 
+/// kRows source rows of `width` bytes, interleaved as floats: block[x * kRows + r] = s[r][x]. This
+/// transposition was half of the resize's time as scalar code; SSE2 does 16 columns at a time.
+void interleave_rows(const uint8_t* const s[kRows], int width, float* block) {
+  int x = 0;
+#if defined(__SSE2__)
+  static_assert(kRows == 4, "the SSE2 path interleaves 4 rows");
+  const __m128i zero = _mm_setzero_si128();
+  for (; x + 16 <= width; x += 16) {
+    const auto load = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s[r] + x)); };
+    const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    // Each quad: 4 columns x 4 rows of bytes, column-major (a0 b0 c0 d0 a1 b1 ...).
+    const __m128i quads[4] = {_mm_unpacklo_epi16(ab_lo, cd_lo), _mm_unpackhi_epi16(ab_lo, cd_lo),
+                              _mm_unpacklo_epi16(ab_hi, cd_hi), _mm_unpackhi_epi16(ab_hi, cd_hi)};
+    float* out = block + static_cast<std::size_t>(x) * kRows;
+    for (const __m128i& q : quads) {
+      const __m128i lo = _mm_unpacklo_epi8(q, zero), hi = _mm_unpackhi_epi8(q, zero);
+      _mm_storeu_ps(out, _mm_cvtepi32_ps(_mm_unpacklo_epi16(lo, zero)));
+      _mm_storeu_ps(out + 4, _mm_cvtepi32_ps(_mm_unpackhi_epi16(lo, zero)));
+      _mm_storeu_ps(out + 8, _mm_cvtepi32_ps(_mm_unpacklo_epi16(hi, zero)));
+      _mm_storeu_ps(out + 12, _mm_cvtepi32_ps(_mm_unpackhi_epi16(hi, zero)));
+      out += 16;
+    }
+  }
+#endif
+  for (; x < width; ++x)
+    for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
+}
+
 /// Horizontal area filter of kRows source rows interleaved in `block` (value x of row r at
 /// block[x * kRows + r]): lane r is OpenCV's per-row float sum of S[idx] * w in table order, stored
-/// to out[r * n + e]. kTaps > 0 fixes the tap count at compile time so the loop unrolls.
+/// to out[r * n + e]. kTaps > 0 fixes the tap count at compile time so the loop unrolls. Four
+/// elements are summed at a time and transposed, so that each row's four sums store at once.
 template <int kTaps>
 void filter_rows(const float* block, const int32_t* idx, const float* w, int taps, int n, float* out) {
   if (kTaps) taps = kTaps;
-  for (int e = 0; e < n; ++e, idx += taps, w += taps) {
-    Rows4 acc = *reinterpret_cast<const Rows4*>(block + idx[0] * kRows) * w[0];
-    for (int m = 1; m < taps; ++m) acc += *reinterpret_cast<const Rows4*>(block + idx[m] * kRows) * w[m];
+  const auto sum = [&](int e) {
+    const int32_t* i = idx + static_cast<std::size_t>(e) * taps;
+    const float* v = w + static_cast<std::size_t>(e) * taps;
+    Rows4 acc = *reinterpret_cast<const Rows4*>(block + i[0] * kRows) * v[0];
+    for (int m = 1; m < taps; ++m) acc += *reinterpret_cast<const Rows4*>(block + i[m] * kRows) * v[m];
+    return acc;
+  };
+  int e = 0;
+#if defined(__SSE2__)
+  for (; e + 4 <= n; e += 4) {
+    const Rows4 s0 = sum(e), s1 = sum(e + 1), s2 = sum(e + 2), s3 = sum(e + 3);
+    __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(&s0)), c1 = _mm_loadu_ps(reinterpret_cast<const float*>(&s1));
+    __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(&s2)), c3 = _mm_loadu_ps(reinterpret_cast<const float*>(&s3));
+    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // now c_r holds row r's sums of elements e..e+3
+    _mm_storeu_ps(out + e, c0);
+    _mm_storeu_ps(out + n + e, c1);
+    _mm_storeu_ps(out + 2 * n + e, c2);
+    _mm_storeu_ps(out + 3 * n + e, c3);
+  }
+#endif
+  for (; e < n; ++e) {
+    const Rows4 acc = sum(e);
     for (int r = 0; r < kRows; ++r) out[r * n + e] = acc[r];
   }
 }
@@ -215,8 +269,7 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) cons
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
     const uint8_t* s[kRows];
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
-    for (int x = 0; x < row; ++x)
-      for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
+    interleave_rows(s, row, block);
     float* out = hsum + static_cast<std::size_t>(y0) * n;
     switch (taps_x_) {
       case 2: filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out); break;

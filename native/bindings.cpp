@@ -1,4 +1,5 @@
-// The only file that includes pybind11: numpy in and out, the GIL released around all stepping.
+// The Python module (with hooks.cpp, the only files that include pybind11): numpy in and out, the GIL
+// released around all stepping.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -10,8 +11,8 @@
 #include <stdexcept>
 
 #include "engine.hpp"
+#include "hooks.hpp"
 #include "py_batch.hpp"
-#include "rng.hpp"
 
 namespace py = pybind11;
 using sb3ale::Engine;
@@ -242,40 +243,6 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
   return PyEngine::to_ints(full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet());
 }
 
-// Test hooks: the pure parts of the engine, called from Python to compare with cv2 and numpy.
-py::array_t<uint8_t> area_resize(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& src,
-                                 int dst_h, int dst_w) {
-  if (src.ndim() != 3) throw std::invalid_argument("src must be (h, w, channels)");
-  const sb3ale::AreaResize resize(static_cast<int>(src.shape(0)), static_cast<int>(src.shape(1)), dst_h, dst_w,
-                                  static_cast<int>(src.shape(2)));
-  auto out = new_array<uint8_t>({dst_h, dst_w, src.shape(2)});
-  resize(src.data(), out.mutable_data());
-  return out;
-}
-
-py::array_t<uint8_t> rgb_to_gray(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& rgb) {
-  if (rgb.ndim() < 1 || rgb.shape(rgb.ndim() - 1) != 3) throw std::invalid_argument("rgb must end in 3 channels");
-  auto out = new_array<uint8_t>({rgb.size() / 3});
-  for (py::ssize_t p = 0; p < rgb.size() / 3; ++p) {
-    out.mutable_data()[p] = sb3ale::rgb_to_gray(rgb.data()[3 * p], rgb.data()[3 * p + 1], rgb.data()[3 * p + 2]);
-  }
-  return out;
-}
-
-std::vector<int64_t> numpy_integers(const std::vector<uint32_t>& entropy, int64_t low, int64_t high, int count) {
-  sb3ale::NumpyGenerator rng(entropy);
-  std::vector<int64_t> values;
-  for (int k = 0; k < count; ++k) values.push_back(rng.integers(low, high));
-  return values;
-}
-
-std::vector<double> numpy_random(const std::vector<uint32_t>& entropy, int count) {
-  sb3ale::NumpyGenerator rng(entropy);
-  std::vector<double> values;
-  for (int k = 0; k < count; ++k) values.push_back(rng.random());
-  return values;
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_engine, m) {
@@ -340,15 +307,7 @@ PYBIND11_MODULE(_engine, m) {
       .def_property_readonly("batch_size", &PyEngine::batch_size)
       .def_property_readonly("obs_shape", &PyEngine::obs_shape);
 
-  m.def("_area_resize", &area_resize, py::arg("src"), py::arg("height"), py::arg("width"),
-        "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA).");
-  m.def("_rgb_to_gray", &rgb_to_gray, py::arg("rgb"), "Tests: cv2.cvtColor(RGB2GRAY), flattened.");
-  m.def("_seed_sequence_state", &sb3ale::seed_sequence_state, py::arg("entropy"), py::arg("n_words"),
-        "Tests: numpy SeedSequence(entropy).generate_state(n_words).");
-  m.def("_numpy_integers", &numpy_integers, py::arg("entropy"), py::arg("low"), py::arg("high"), py::arg("count"),
-        "Tests: Generator(PCG64(SeedSequence(entropy))).integers(low, high), count times.");
-  m.def("_numpy_random", &numpy_random, py::arg("entropy"), py::arg("count"),
-        "Tests: Generator(PCG64(SeedSequence(entropy))).random(), count times.");
+  sb3ale::add_hooks(m);
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");
 }

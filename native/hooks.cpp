@@ -1,0 +1,135 @@
+#include "hooks.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emulator.hpp"
+#include "frame_ops.hpp"
+#include "rng.hpp"
+
+namespace py = pybind11;
+
+namespace sb3ale {
+
+namespace {
+
+using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+
+py::array_t<uint8_t> area_resize(const Bytes& src, int dst_h, int dst_w) {
+  if (src.ndim() != 3) throw std::invalid_argument("src must be (h, w, channels)");
+  const AreaResize resize(static_cast<int>(src.shape(0)), static_cast<int>(src.shape(1)), dst_h, dst_w,
+                          static_cast<int>(src.shape(2)));
+  py::array_t<uint8_t> out({static_cast<py::ssize_t>(dst_h), static_cast<py::ssize_t>(dst_w), src.shape(2)});
+  resize(src.data(), out.mutable_data());
+  return out;
+}
+
+py::array_t<uint8_t> gray_of_rgb(const Bytes& rgb) {
+  if (rgb.ndim() < 1 || rgb.shape(rgb.ndim() - 1) != 3) throw std::invalid_argument("rgb must end in 3 channels");
+  py::array_t<uint8_t> out(rgb.size() / 3);
+  for (py::ssize_t p = 0; p < rgb.size() / 3; ++p) {
+    out.mutable_data()[p] = rgb_to_gray(rgb.data()[3 * p], rgb.data()[3 * p + 1], rgb.data()[3 * p + 2]);
+  }
+  return out;
+}
+
+py::array_t<uint8_t> lookup(const Bytes& indices, const Bytes& table) {
+  if (table.size() != 256) throw std::invalid_argument("table must have 256 entries");
+  py::array_t<uint8_t> out(indices.size());
+  palette_lookup(indices.data(), table.data(), out.mutable_data(), static_cast<size_t>(indices.size()));
+  return out;
+}
+
+std::vector<int64_t> numpy_integers(const std::vector<uint32_t>& entropy, int64_t low, int64_t high, int count) {
+  NumpyGenerator rng(entropy);
+  std::vector<int64_t> values;
+  for (int k = 0; k < count; ++k) values.push_back(rng.integers(low, high));
+  return values;
+}
+
+std::vector<double> numpy_random(const std::vector<uint32_t>& entropy, int count) {
+  NumpyGenerator rng(entropy);
+  std::vector<double> values;
+  for (int k = 0; k < count; ++k) values.push_back(rng.random());
+  return values;
+}
+
+/// Frames ALE's reset_game() emulates without counting them in getFrameNumber(): 60 no-ops, two
+/// soft resets of 4 frames, then the game's starting actions (StellaEnvironment::reset).
+int reset_frames(ale::ALEInterface& ale) {
+  return 60 + 2 * 4 + static_cast<int>(ale.romSettings->getStartingActions().size());
+}
+
+py::dict bare_act(const std::string& rom_path, double seconds, int seed) {
+  if (!ale::ALEInterface::isSupportedROM(rom_path)) throw std::invalid_argument("not a ROM that ALE supports: " + rom_path);
+  if (!(seconds > 0)) throw std::invalid_argument("seconds must be > 0");
+  quiet_ale_logs();
+  long frames = 0, resets = 0;
+  double elapsed = 0;
+  int per_reset = 0;
+  {
+    py::gil_scoped_release release;
+    ale::ALEInterface ale;
+    ale.setFloat("repeat_action_probability", 0.0f);
+    ale.setInt("random_seed", seed);
+    ale.loadROM(rom_path);
+    per_reset = reset_frames(ale);
+    const ale::ActionVect actions = ale.getMinimalActionSet();
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    const auto start = std::chrono::steady_clock::now();
+    const int first = ale.getFrameNumber();
+    do {
+      for (int i = 0; i < 1000; ++i) {
+        ale.act(actions[rng() % actions.size()]);
+        if (ale.game_over()) {
+          ale.reset_game();
+          ++resets;
+        }
+      }
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (elapsed < seconds);
+    frames = ale.getFrameNumber() - first;
+  }
+  py::dict out;
+  out["act_frames"] = frames;
+  out["resets"] = resets;
+  out["reset_frames"] = per_reset;
+  out["seconds"] = elapsed;
+  return out;
+}
+
+int rom_reset_frames(const std::string& rom_path) {
+  if (!ale::ALEInterface::isSupportedROM(rom_path)) throw std::invalid_argument("not a ROM that ALE supports: " + rom_path);
+  quiet_ale_logs();
+  ale::ALEInterface ale;
+  ale.loadROM(rom_path);
+  return reset_frames(ale);
+}
+
+}  // namespace
+
+void add_hooks(py::module_& m) {
+  m.def("_area_resize", &area_resize, py::arg("src"), py::arg("height"), py::arg("width"),
+        "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA).");
+  m.def("_rgb_to_gray", &gray_of_rgb, py::arg("rgb"), "Tests: cv2.cvtColor(RGB2GRAY), flattened.");
+  m.def("_palette_lookup", &lookup, py::arg("indices"), py::arg("table"), "Tests: table[indices], flattened.");
+  m.def("_seed_sequence_state", &seed_sequence_state, py::arg("entropy"), py::arg("n_words"),
+        "Tests: numpy SeedSequence(entropy).generate_state(n_words).");
+  m.def("_numpy_integers", &numpy_integers, py::arg("entropy"), py::arg("low"), py::arg("high"), py::arg("count"),
+        "Tests: Generator(PCG64(SeedSequence(entropy))).integers(low, high), count times.");
+  m.def("_numpy_random", &numpy_random, py::arg("entropy"), py::arg("count"),
+        "Tests: Generator(PCG64(SeedSequence(entropy))).random(), count times.");
+  m.def("_bare_act", &bare_act, py::arg("rom_path"), py::arg("seconds"), py::arg("seed") = 0,
+        "Benchmark: this build's emulator alone, random minimal actions and reset_game() on game over, "
+        "for `seconds` with the GIL released. Returns act_frames, resets, reset_frames (per reset), seconds.");
+  m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),
+        "Benchmark: the frames one ALE reset_game() emulates beyond those getFrameNumber() counts.");
+}
+
+}  // namespace sb3ale

@@ -125,9 +125,7 @@ ResetInfo Emulator::info() const {
 }
 
 void Emulator::screen_gray(uint8_t* out) const {
-  const uint8_t* s = screen();
-  const auto& gray = palette_->gray;
-  for (size_t p = 0; p < static_cast<size_t>(kScreenHeight) * kScreenWidth; ++p) out[p] = gray[s[p]];
+  palette_lookup(screen(), palette_->gray.data(), out, static_cast<size_t>(kScreenHeight) * kScreenWidth);
 }
 
 void Emulator::screen_rgb(uint8_t* out) const {

@@ -16,6 +16,10 @@ inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
   return static_cast<uint8_t>((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
 }
 
+/// out[p] = table[indices[p]] for p < n: a palette lookup (ALE's getScreenGrayscale). With AVX-512
+/// VBMI (checked at run time) it looks up 64 pixels at a time.
+void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, std::size_t n);
+
 /// a = max(a, b) element-wise: the max-pool of two frames (numpy.maximum(a, b, out=a)).
 inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {
   for (std::size_t p = 0; p < n; ++p) a[p] = a[p] < b[p] ? b[p] : a[p];

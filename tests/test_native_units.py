@@ -40,6 +40,16 @@ def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
     assert np.array_equal(_engine._rgb_to_gray(rgb), cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).ravel())
 
 
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 33600, 100003])
+def test_palette_lookup_equals_numpy_indexing(n):
+    # Every index value (odd ones too, which ALE's screens never hold) and lengths around the
+    # 64-pixel blocks of the vectorised path.
+    rng = np.random.default_rng(n)
+    table = rng.integers(0, 256, 256, dtype=np.uint8)
+    indices = rng.integers(0, 256, n, dtype=np.uint8)
+    assert np.array_equal(_engine._palette_lookup(indices, table), table[indices])
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 + 12345, 2**100 + 7, 3 * 2**190 + 5])
 def test_seed_sequence_equals_numpy_on_multi_word_seeds(seed):
     for n in (2, 4, 8):

@@ -88,8 +88,9 @@ class AtariVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
         self._env_ids: np.ndarray | None = None  # the envs the next send() addresses (the last recv's)
-        self._obs: np.ndarray | None = None      # every env's last obs and info, for partial resets
-        self._info = {key: np.zeros(self.num_envs, np.int32) for key in _INFO_KEYS}
+        # The last full batch (env ids, obs, info), for the envs a partial reset leaves alone: kept,
+        # not copied, since every batch's arrays are fresh.
+        self._last: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
 
     def reset(self, *, seed: int | np.ndarray | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -107,11 +108,12 @@ class AtariVectorEnv(VectorEnv):
         batch = self._engine.recv_reset()
         obs, info = self._translate(batch, reset_rows=np.ones(len(batch.env_ids), bool))
         if partial:  # the envs not reset report their current observation and info
-            full, full_info = self._obs.copy(), {key: value.copy() for key, value in self._info.items()}
-            rows = batch.env_ids  # in the order the resets finished
-            full[rows] = obs
-            for key in _INFO_KEYS:
-                full_info[key][rows] = info[key]
+            last_ids, last_obs, last_info = self._last
+            full, full_info = np.empty_like(last_obs), {key: np.empty_like(last_info[key]) for key in _INFO_KEYS}
+            for rows, values, values_info in ((last_ids, last_obs, last_info), (batch.env_ids, obs, info)):
+                full[rows] = values  # a batch's rows are in the order its envs finished
+                for key in _INFO_KEYS:
+                    full_info[key][rows] = values_info[key]
             obs, info = full, {"env_id": np.arange(self.num_envs, dtype=np.int32), **full_info}
             self._env_ids = np.arange(self.num_envs)
         self._remember(obs, info)
@@ -165,14 +167,8 @@ class AtariVectorEnv(VectorEnv):
         return batch.obs, info
 
     def _remember(self, obs: np.ndarray, info: dict[str, np.ndarray]) -> None:
-        ids = info["env_id"]
-        if self._obs is None:
-            if len(ids) != self.num_envs:
-                return  # batched mode never resets partially: nothing to remember
-            self._obs = np.zeros_like(obs)
-        self._obs[ids] = obs
-        for key in _INFO_KEYS:
-            self._info[key][ids] = info[key]
+        if len(info["env_id"]) == self.num_envs:  # batched mode never resets partially
+            self._last = (info["env_id"], obs, {key: info[key] for key in _INFO_KEYS})
 
     def _mask_ids(self, mask: Any) -> np.ndarray:
         if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
@@ -182,7 +178,7 @@ class AtariVectorEnv(VectorEnv):
             raise ValueError(f"`reset_mask` must have shape {(self.num_envs,)}, got {mask.shape}")
         if mask.all():
             return np.arange(self.num_envs)
-        if self._obs is None:
+        if self._last is None:
             raise RuntimeError(f"The first reset() must reset every environment (got {int(mask.sum())} of "
                                f"{self.num_envs})")
         return np.flatnonzero(mask)

@@ -1,4 +1,5 @@
-// A fixed pool of worker threads that runs one task per queued index, and reports finished indices.
+// A fixed pool of threads that runs one task per queued index, and reports finished indices. The
+// caller is one of its threads: it steps envs while it waits.
 #pragma once
 
 #include <chrono>
@@ -11,29 +12,37 @@
 
 namespace sb3ale {
 
-/// Workers pop indices from a queue and run task(index); finished indices queue up in the order
-/// they finished, for take(). Any worker may run any index. The task must not throw (the engine
-/// records errors per env) and must not run twice at once for the same index (the caller's rule).
+/// `num_threads` threads pop indices from a queue and run task(index): num_threads - 1 workers,
+/// and the caller inside wait() and wait_for(). So one thread means no worker, no wake-up and no
+/// context switch: the caller steps every env itself; and with one thread per core, the caller's
+/// Python work and the workers never compete for a core. Work sent and not waited for runs on the
+/// workers alone. Finished indices queue up in the order they finished, for take(). The task must
+/// not throw (the engine records errors per env) and must not run twice at once for the same index
+/// (the caller's rule).
 class ThreadPool {
  public:
-  /// `affinity_offset` >= 0 pins worker t to CPU (affinity_offset + t) mod the CPU count.
+  /// `affinity_offset` >= 0 pins worker t to CPU (affinity_offset + t) mod the CPU count (the
+  /// caller's own thread is left as it is).
   ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   void submit(const std::vector<int>& indices);
-  /// Waits at most `timeout` until `count` finished indices are waiting; true when they are.
+  /// Runs queued tasks, then waits, at most `timeout` in all (past it by at most one task), until
+  /// `count` finished indices are waiting; true when they are.
   bool wait_for(int count, std::chrono::milliseconds timeout);
   void wait(int count);
   /// The first `count` finished indices, in the order they finished (wait for them first).
   std::vector<int> take(int count);
-  /// Drops the queued indices that no worker has started (returned), waits for the running ones.
+  /// Drops the queued indices that no thread has started (returned), waits for the running ones.
   std::vector<int> cancel();
-  int size() const { return static_cast<int>(workers_.size()); }
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
 
  private:
   void work();
+  /// Pops and runs the next queued index; `lock` is held on entry and exit, released meanwhile.
+  void run_next(std::unique_lock<std::mutex>& lock);
 
   const std::function<void(int)> task_;
   std::mutex mutex_;

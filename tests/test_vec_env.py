@@ -146,8 +146,8 @@ def _thread_cpus() -> dict[int, str]:
 
 
 def test_thread_affinity_offset_pins_each_worker_to_its_core():
-    before = _thread_cpus()
-    env = AleNativeVecEnv("pong", 4, num_threads=2, thread_affinity_offset=1)
+    before = _thread_cpus()  # three threads: two workers and the caller, which is not pinned
+    env = AleNativeVecEnv("pong", 4, num_threads=3, thread_affinity_offset=1)
     workers = {t: c for t, c in _thread_cpus().items() if t not in before}
     env.close()
     cores = os.cpu_count()

@@ -114,8 +114,7 @@ class Sb3Chain : public Chain {
     uint8_t* dst = scratch_.data();
     const Palette& palette = emu_.palette();
     if (config_.grayscale) {
-      const uint8_t* table = palette.gray_pair.data();
-      for (size_t p = 0; p < pixels; ++p) dst[p] = table[a[p] << 8 | b[p]];
+      pair_lookup(a, b, palette.gray_pair.data(), dst, pixels);
     } else {
       for (size_t p = 0; p < pixels; ++p) {
         const auto& x = palette.rgb[a[p]];

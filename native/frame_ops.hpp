@@ -20,6 +20,10 @@ inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
 /// VBMI (checked at run time) it looks up 64 pixels at a time.
 void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, std::size_t n);
 
+/// out[p] = pairs[a[p] * 256 + b[p]] for p < n: a lookup of two frames' palette indices together
+/// (SB3's gray of the max of two RGB frames).
+void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n);
+
 /// a = max(a, b) element-wise: the max-pool of two frames (numpy.maximum(a, b, out=a)).
 inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {
   for (std::size_t p = 0; p < n; ++p) a[p] = a[p] < b[p] ? b[p] : a[p];

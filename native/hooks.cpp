@@ -46,6 +46,14 @@ py::array_t<uint8_t> lookup(const Bytes& indices, const Bytes& table) {
   return out;
 }
 
+py::array_t<uint8_t> lookup_pairs(const Bytes& a, const Bytes& b, const Bytes& pairs) {
+  if (pairs.size() != 256 * 256) throw std::invalid_argument("pairs must have 65536 entries");
+  if (a.size() != b.size()) throw std::invalid_argument("a and b must have the same size");
+  py::array_t<uint8_t> out(a.size());
+  pair_lookup(a.data(), b.data(), pairs.data(), out.mutable_data(), static_cast<size_t>(a.size()));
+  return out;
+}
+
 std::vector<int64_t> numpy_integers(const std::vector<uint32_t>& entropy, int64_t low, int64_t high, int count) {
   NumpyGenerator rng(entropy);
   std::vector<int64_t> values;
@@ -119,6 +127,8 @@ void add_hooks(py::module_& m) {
         "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA).");
   m.def("_rgb_to_gray", &gray_of_rgb, py::arg("rgb"), "Tests: cv2.cvtColor(RGB2GRAY), flattened.");
   m.def("_palette_lookup", &lookup, py::arg("indices"), py::arg("table"), "Tests: table[indices], flattened.");
+  m.def("_pair_lookup", &lookup_pairs, py::arg("a"), py::arg("b"), py::arg("pairs"),
+        "Tests: pairs[a * 256 + b], flattened.");
   m.def("_seed_sequence_state", &seed_sequence_state, py::arg("entropy"), py::arg("n_words"),
         "Tests: numpy SeedSequence(entropy).generate_state(n_words).");
   m.def("_numpy_integers", &numpy_integers, py::arg("entropy"), py::arg("low"), py::arg("high"), py::arg("count"),

@@ -50,6 +50,18 @@ def test_palette_lookup_equals_numpy_indexing(n):
     assert np.array_equal(_engine._palette_lookup(indices, table), table[indices])
 
 
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 33600, 100003])
+def test_pair_lookup_equals_numpy_indexing(n):
+    # Two frames mostly alike (the fast path) with some pixels changed, every index value possible.
+    rng = np.random.default_rng(n + 1)
+    pairs = rng.integers(0, 256, 65536, dtype=np.uint8)
+    a = rng.integers(0, 256, n, dtype=np.uint8)
+    b = np.where(rng.random(n) < 0.9, a, rng.integers(0, 256, n, dtype=np.uint8)).astype(np.uint8)
+    expected = pairs[a.astype(np.int64) * 256 + b]
+    assert np.array_equal(_engine._pair_lookup(a, b, pairs), expected)
+    assert np.array_equal(_engine._pair_lookup(a, a, pairs), pairs[a.astype(np.int64) * 257])
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 + 12345, 2**100 + 7, 3 * 2**190 + 5])
 def test_seed_sequence_equals_numpy_on_multi_word_seeds(seed):
     for n in (2, 4, 8):

@@ -51,14 +51,19 @@ def test_rl_zoo_example_trains_enjoys_and_records(tmp_path):
 
 
 def test_benchmark_runs_every_peer_and_writes_json_and_plot(tmp_path):
-    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--steps", "20", "--warmup", "5", "--repeats", "1",
-                "--num-envs", "1,2", "--out", str(tmp_path / "bench")])
-    for peer in ("sb3_ale_vec", "ale_py same-step", "ale_py next-step", "sb3 subproc", "sb3 dummy",
-                 "gymnasium async", "limit 1 core", "limit all cores"):
+    peers = ["sb3_ale_vec", "ale_py", "act() this build", "act() ale-py", "sb3_ale_vec sb3", "sb3 subproc", "sb3 dummy",
+             "gymnasium async"]
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--repeats", "2", "--steps", "40", "--seconds", "0.2", "--num-envs", "2,3",
+                "--threads", "1", "--peers", ",".join(peers), "--out", str(tmp_path / "bench")])
+    for peer in peers:
         assert peer in out
+    # Equal work for real: given the same seed and actions, both engines emulate the very same frames.
+    assert out.count("sb3_ale_vec and ale_py emulated the same frames") == 2, out
     report = json.loads((tmp_path / "bench.json").read_text())
-    assert set(report["runs"]["sb3_ale_vec"]) == {"1", "2"}
-    assert all(r["steps_per_s"] > 0 for r in report["runs"]["sb3_ale_vec"]["2"])
+    for n in (2, 3):
+        ours = report["runs"][f"breakout|{n}|sb3_ale_vec|1"]
+        assert len(ours) == 2 and all(r["frames_per_s"] > 4 * r["steps_per_s"] * 0.5 for r in ours)
+    assert report["runs"]["breakout|2|act() this build|1"][0]["frames_per_s"] > 0
     assert (tmp_path / "bench.png").stat().st_size > 1000
 
 

@@ -7,8 +7,30 @@
 
 namespace sb3ale {
 
+namespace {
+
+// Sleeping threads wake on a futex tens of microseconds late, and the scheduler may wake a worker
+// on the caller's core. Spinning across the caller's gap between two batches (its Python work)
+// avoids both: measured on 2 cores, Breakout N=8, 2 threads, 24.1k or 28.6k frames/s (two runs of
+// the same build) became 29.7k either way. A worker spins this long for the next batch:
+constexpr auto kWorkerSpin = std::chrono::microseconds(200);
+// and the caller, once the queue is empty, this long for the workers' last envs:
+constexpr auto kCallerSpin = std::chrono::microseconds(300);
+
+template <typename Ready>
+void spin_until(std::chrono::microseconds budget, Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + budget;
+  while (!ready() && std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task)
-    : task_(std::move(task)) {
+    : task_(std::move(task)), spin_(num_threads <= std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   for (int t = 0; t + 1 < num_threads; ++t) {
     workers_.emplace_back([this] { work(); });
@@ -35,6 +57,7 @@ void ThreadPool::submit(const std::vector<int>& indices) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.insert(queue_.end(), indices.begin(), indices.end());
+    queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
   }
   if (indices.size() == 1) {
     work_ready_.notify_one();
@@ -52,6 +75,7 @@ bool ThreadPool::wait_for(int count, std::chrono::milliseconds timeout) {
     run_next(lock);
   }
   // Only tasks already running are left: the workers', and none can be queued meanwhile.
+  caller_spin(lock, count);
   return finished_.wait_until(lock, deadline, [&] { return static_cast<int>(done_.size()) >= count; });
 }
 
@@ -59,6 +83,7 @@ void ThreadPool::wait(int count) {
   std::unique_lock<std::mutex> lock(mutex_);
   wanted_ = count;
   while (static_cast<int>(done_.size()) < count && !queue_.empty()) run_next(lock);
+  caller_spin(lock, count);
   finished_.wait(lock, [&] { return static_cast<int>(done_.size()) >= count; });
 }
 
@@ -67,6 +92,7 @@ std::vector<int> ThreadPool::take(int count) {
   count = std::min(count, static_cast<int>(done_.size()));
   std::vector<int> taken(done_.begin(), done_.begin() + count);
   done_.erase(done_.begin(), done_.begin() + count);
+  finished_count_.store(static_cast<int>(done_.size()), std::memory_order_release);
   return taken;
 }
 
@@ -74,6 +100,7 @@ std::vector<int> ThreadPool::cancel() {
   std::unique_lock<std::mutex> lock(mutex_);
   std::vector<int> dropped(queue_.begin(), queue_.end());
   queue_.clear();
+  queued_.store(0, std::memory_order_relaxed);
   finished_.wait(lock, [this] { return running_ == 0; });
   return dropped;
 }
@@ -81,21 +108,35 @@ std::vector<int> ThreadPool::cancel() {
 void ThreadPool::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (queue_.empty() && !stop_ && spin_) {
+      lock.unlock();
+      spin_until(kWorkerSpin, [this] { return queued_.load(std::memory_order_relaxed) > 0; });
+      lock.lock();
+    }
     work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
     run_next(lock);
   }
 }
 
+void ThreadPool::caller_spin(std::unique_lock<std::mutex>& lock, int count) {
+  if (!spin_ || static_cast<int>(done_.size()) >= count) return;
+  lock.unlock();
+  spin_until(kCallerSpin, [&] { return finished_count_.load(std::memory_order_relaxed) >= count; });
+  lock.lock();
+}
+
 void ThreadPool::run_next(std::unique_lock<std::mutex>& lock) {
   const int index = queue_.front();
   queue_.pop_front();
+  queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
   ++running_;
   lock.unlock();
   task_(index);
   lock.lock();
   --running_;
   done_.push_back(index);
+  finished_count_.store(static_cast<int>(done_.size()), std::memory_order_release);
   // Wake the caller only when what it waits for is there: one wake-up per batch, not per env.
   if (static_cast<int>(done_.size()) >= wanted_ || running_ == 0) finished_.notify_all();
 }

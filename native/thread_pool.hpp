@@ -2,6 +2,7 @@
 // caller is one of its threads: it steps envs while it waits.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -16,9 +17,9 @@ namespace sb3ale {
 /// and the caller inside wait() and wait_for(). So one thread means no worker, no wake-up and no
 /// context switch: the caller steps every env itself; and with one thread per core, the caller's
 /// Python work and the workers never compete for a core. Work sent and not waited for runs on the
-/// workers alone. Finished indices queue up in the order they finished, for take(). The task must
-/// not throw (the engine records errors per env) and must not run twice at once for the same index
-/// (the caller's rule).
+/// workers alone. Threads spin briefly before they sleep (see thread_pool.cpp). Finished indices
+/// queue up in the order they finished, for take(). The task must not throw (the engine records
+/// errors per env) and must not run twice at once for the same index (the caller's rule).
 class ThreadPool {
  public:
   /// `affinity_offset` >= 0 pins worker t to CPU (affinity_offset + t) mod the CPU count (the
@@ -43,12 +44,17 @@ class ThreadPool {
   void work();
   /// Pops and runs the next queued index; `lock` is held on entry and exit, released meanwhile.
   void run_next(std::unique_lock<std::mutex>& lock);
+  /// Spins briefly (lock released) for `count` finished indices before the caller sleeps.
+  void caller_spin(std::unique_lock<std::mutex>& lock, int count);
 
   const std::function<void(int)> task_;
+  const bool spin_;  // spin briefly before sleeping: only with no more threads than cores
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable finished_;
   std::deque<int> queue_;  // submitted, not started
+  std::atomic<int> queued_{0};          // queue_.size() and done_.size(), for spinning threads
+  std::atomic<int> finished_count_{0};
   std::deque<int> done_;   // finished, not yet taken
   int running_ = 0;
   int wanted_ = 0;         // finished indices the caller waits for

@@ -140,31 +140,40 @@ def report_group(game: str, n: int, runs: dict[tuple[str, int], list[dict[str, f
 
 
 def plot(results: dict[str, Any], games: list[str], path: str) -> None:
+    """Steps/s against num_envs per game; the limits (frames/s / frame skip) as dashed lines."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 4.2), squeeze=False)
-    for ax, game in zip(axes[0], games):
+    cols = min(2, len(games))
+    rows = (len(games) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.5 * rows), squeeze=False)
+    for ax, game in zip(axes.flat, games):
         lines: dict[str, dict[int, float]] = {}
         for key, values in results["runs"].items():
             g, n, peer, threads = key.split("|")
-            if g == game and PEERS[peer][0] == "equal" and values:
-                label = f"{peer}, {threads} thread{'s' if threads != '1' else ''}"
-                lines.setdefault(label, {})[int(n)] = _median(values, "frames_per_s") or _median(values, "steps_per_s") * FRAMESKIP
+            if g != game or PEERS[peer][0] != "equal" or not values:
+                continue
+            label = f"{peer}, {threads} thread{'s' if threads != '1' else ''}"
+            if peer.startswith("act()"):
+                ax.axhline(_median(values, "steps_per_s"), linestyle="--", linewidth=1, color="gray" if "ale-py" in peer
+                           else "black", alpha=0.5 + 0.25 * (threads != "1"), label=f"limit: {label}")
+            else:
+                lines.setdefault(label, {})[int(n)] = _median(values, "steps_per_s")
         for label, by_n in sorted(lines.items()):
             ns = sorted(by_n)
-            style = "--" if label.startswith("act()") else "-"
-            ax.plot(ns, [by_n[k] for k in ns], style, marker="o", label=label)
+            ax.plot(ns, [by_n[k] for k in ns], marker="o", label=label)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("num_envs")
-        ax.set_ylabel("emulated frames / s (median)")
-        ax.set_title(f"{game}, equal work, {os.cpu_count()} cores")
+        ax.set_ylabel("agent steps / s (median); limits: frames / s / 4")
+        ax.set_title(f"{game}, equal work, {results['cores']} cores")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, ncol=2)
+    for ax in list(axes.flat)[len(games):]:
+        ax.set_visible(False)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -176,7 +185,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--steps", type=int, default=0, help=f"batched steps per run (default {ENV_STEPS_PER_RUN} / num_envs)")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of each limit run")
     parser.add_argument("--peers", default=None, help="comma-separated, from: " + ", ".join(PEERS))
-    parser.add_argument("--full", action="store_true", help="four games, N=8,16,64, every peer, JSON and plot")
+    parser.add_argument("--full", action="store_true", help="four games at N=8,16,64, 5 runs each, JSON and plot")
     parser.add_argument("--out", default=None, help="write OUT.json and OUT.png (--full: default 'bench')")
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
                         help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
@@ -198,7 +207,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         from sb3_ale_vec.bench_ppo import main_ppo
 
         return main_ppo(games[0], sizes[0], args.ppo, repeats)
-    names = list(PEERS) if args.full and not args.peers else (args.peers.split(",") if args.peers else DEFAULT_PEERS)
+    names = args.peers.split(",") if args.peers else list(DEFAULT_PEERS)
     for name in names:
         if name not in PEERS:
             parser.error(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")

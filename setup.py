@@ -26,7 +26,7 @@ from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E
 from build_support.ale_source import AleSourceError, ale_source_dir, file_sha256, pinned  # noqa: E402
 
 PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
-PGO_FRAMES_PER_ROM = 1000
+PGO_FRAMES_PER_ROM = 10000
 # SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/sanitize.sh).
 SANITIZERS = {
     "": [],

@@ -222,10 +222,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         tqdm = None
 
     def configs(first_size: bool) -> list[tuple[str, int]]:
-        # Limits do not depend on num_envs: measured with the first size only. SB3's pipelines use
-        # one process per env whatever the thread count: measured once, on all cores.
-        return [(p, t) for p in names for t in (thread_counts if PEERS[p][0] == "equal" or p == "sb3_ale_vec sb3" else [cores])
-                if (first_size or not p.startswith("act()")) and (p != "sb3_ale_vec sb3" or t == cores)]
+        # Limits do not depend on num_envs: measured with the first size only. SB3's table (its
+        # pipelines use one process per env) runs on all cores, whatever --threads says.
+        return [(p, t) for p in names for t in (thread_counts if PEERS[p][0] == "equal" else [cores])
+                if first_size or not p.startswith("act()")]
 
     total = sum(len(configs(i == 0)) * repeats for _ in games for i in range(len(sizes)))
     progress = tqdm(total=total, desc="measuring", unit="run") if tqdm else _NoBar()

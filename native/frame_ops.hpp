@@ -24,6 +24,16 @@ void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, 
 /// (SB3's gray of the max of two RGB frames).
 void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n);
 
+/// 1.5 * 2^23: adding and removing it rounds a float of magnitude < 2^22 to an integer, half to even.
+constexpr float kRoundToInt = 12582912.0f;
+
+/// OpenCV's saturate_cast<uchar>(float) for |v| < 2^22: cvRound (half to even), then clamp. Unlike
+/// lrintf it is inline and vectorisable.
+inline uint8_t round_sat_u8(float v) {
+  const int r = static_cast<int>((v + kRoundToInt) - kRoundToInt);
+  return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
+}
+
 /// a = max(a, b) element-wise: the max-pool of two frames (numpy.maximum(a, b, out=a)).
 inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {
   for (std::size_t p = 0; p < n; ++p) a[p] = a[p] < b[p] ? b[p] : a[p];

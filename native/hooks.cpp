@@ -11,7 +11,6 @@
 
 #include "emulator.hpp"
 #include "frame_ops.hpp"
-#include "resize_avx2.hpp"
 #include "rng.hpp"
 
 namespace py = pybind11;
@@ -29,14 +28,6 @@ py::array_t<uint8_t> area_resize(const Bytes& src, int dst_h, int dst_w, bool si
   py::array_t<uint8_t> out({static_cast<py::ssize_t>(dst_h), static_cast<py::ssize_t>(dst_w), src.shape(2)});
   resize(src.data(), out.mutable_data());
   return out;
-}
-
-bool area_avx2() {
-#if SB3ALE_AREA_AVX2
-  return area_avx2_available();
-#else
-  return false;
-#endif
 }
 
 py::array_t<uint8_t> gray_of_rgb(const Bytes& rgb) {
@@ -134,7 +125,6 @@ int rom_reset_frames(const std::string& rom_path) {
 void add_hooks(py::module_& m) {
   m.def("_area_resize", &area_resize, py::arg("src"), py::arg("height"), py::arg("width"), py::arg("simd") = true,
         "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA); simd=False: the portable path.");
-  m.def("_area_resize_simd", &area_avx2, "Tests: whether _area_resize(simd=True) takes the AVX2 path here.");
   m.def("_rgb_to_gray", &gray_of_rgb, py::arg("rgb"), "Tests: cv2.cvtColor(RGB2GRAY), flattened.");
   m.def("_palette_lookup", &lookup, py::arg("indices"), py::arg("table"), "Tests: table[indices], flattened.");
   m.def("_pair_lookup", &lookup_pairs, py::arg("a"), py::arg("b"), py::arg("pairs"),

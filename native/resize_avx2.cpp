@@ -4,6 +4,8 @@
 // No FMA: this file is compiled with -ffp-contract=off, and "fma" is not in the target list.
 #include "resize_avx2.hpp"
 
+#include "frame_ops.hpp"
+
 #if SB3ALE_AREA_AVX2
 #include <immintrin.h>
 
@@ -120,9 +122,9 @@ SB3ALE_AVX2 void area_horizontal_avx2(const uint8_t* src, int src_h, int row, co
 
 SB3ALE_AVX2 void area_vertical_avx2(const float* hsum, int n, int dst_h, const int32_t* y_begin, const int32_t* y_row,
                                     const float* y_w, uint8_t* dst) {
-  // OpenCV's order per element: sum = beta * row, then sum += beta * row; then round half to even
-  // (adding and removing 1.5 * 2^23) and saturate to uint8 (two saturating packs).
-  const __m256 round = _mm256_set1_ps(12582912.0f);
+  // OpenCV's order per element: sum = beta * row, then sum += beta * row; then round_sat_u8, eight
+  // at a time (the saturating packs clamp to [0, 255]).
+  const __m256 round = _mm256_set1_ps(kRoundToInt);
   for (int dy = 0; dy < dst_h; ++dy, dst += n) {
     const auto row = [&](int k) { return hsum + static_cast<std::size_t>(y_row[k]) * n; };
     int e = 0;
@@ -137,8 +139,7 @@ SB3ALE_AVX2 void area_vertical_avx2(const float* hsum, int n, int dst_h, const i
     for (; e < n; ++e) {
       float acc = y_w[y_begin[dy]] * row(y_begin[dy])[e];
       for (int k = y_begin[dy] + 1; k < y_begin[dy + 1]; ++k) acc += y_w[k] * row(k)[e];
-      const int whole = static_cast<int>((acc + 12582912.0f) - 12582912.0f);
-      dst[e] = static_cast<uint8_t>(std::clamp(whole, 0, 255));
+      dst[e] = round_sat_u8(acc);
     }
   }
 }

@@ -16,8 +16,8 @@ from sb3_ale_vec.options import seed_words  # a seed as SeedSequence reads it: 3
 @pytest.mark.parametrize("channels", [1, 3])
 @pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
 def test_area_resize_equals_opencv(size, channels, simd):
-    # simd=True takes the AVX2 path where the CPU has it (_engine._area_resize_simd()); the sources'
-    # heights and widths leave every remainder of its eight rows and eight columns at a time.
+    # simd=True takes the AVX2 path where the CPU has it. The sources' heights and widths leave
+    # partial blocks of its eight rows and eight columns (45x13: also a row narrower than 16).
     rng = np.random.default_rng(size[0] * 1000 + size[1] + channels)
     for src_shape in [(210, 160), (211, 163), (45, 13)]:
         src = rng.integers(0, 256, (*src_shape, channels), dtype=np.uint8)

@@ -55,7 +55,8 @@ void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs
   result.reward = static_cast<float>(
       config_.reward_clipping ? static_cast<double>((out.reward > 0) - (out.reward < 0)) : out.reward);
   result.terminated = out.terminated || life_lost;
-  result.truncated = out.truncated && !result.terminated;
+  // ALE's vector env never reports both; gymnasium's AtariEnv does when the game ends on the limit's frame.
+  result.truncated = out.truncated && !(config_.preset == Preset::kALE && result.terminated);
   result.reset = false;
   result.time_limit_truncated = out.truncated && !out.terminated;
   result.lives = lives;

@@ -18,9 +18,12 @@ namespace sb3ale {
 struct StepResult {
   float reward = 0;              ///< summed over the skip, clipped to its sign if configured
   bool terminated = false;       ///< the chain's end of episode, or a life loss with life_loss_info
-  bool truncated = false;        ///< the chain's time limit, and not terminated
+  bool truncated = false;        ///< the chain's time limit (ale preset: and not terminated, as ALE's
+                                 ///< vector env; the others report both, as gymnasium's AtariEnv)
   bool reset = false;            ///< the obs is a fresh episode's: auto-reset (same step) or, with
-                                 ///< next-step auto-reset, this whole step was a reset (reward 0)
+                                 ///< next-step auto-reset, this whole step was a reset (reward 0),
+                                 ///< or the result of a requested reset
+  bool requested_reset = false;  ///< the result of send_reset, not of a step (a batched reset's late rows)
   bool time_limit_truncated = false;  ///< info["TimeLimit.truncated"]: the chain's truncation, not its termination
   int lives = 0;                 ///< info of the step's last frame, before any auto-reset
   int episode_frame_number = 0;
@@ -45,6 +48,11 @@ class AtariEnv {
   void step(int action, float strength, StepResult& result, uint8_t* obs);
 
   const std::vector<uint8_t>& final_obs() const { return final_obs_; }
+  /// The current stack (what the env's last result returned) into `obs`, and ALE's info now.
+  ResetInfo observe(uint8_t* obs) const {
+    stack_.write(obs);
+    return emu_.info();
+  }
   const ResetInfo& reset_info() const { return reset_info_; }
   /// The current screen as (210, 160, 3) RGB, what AtariEnv.render() returns.
   void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }

@@ -147,6 +147,29 @@ class PyEngine {
     return out;
   }
 
+  /// Envs `env_ids`' current stacks and ALE's info now (none may be in flight): what a partial
+  /// reset reports for the envs it leaves alone.
+  py::dict observe(const IdArray& env_ids) {
+    const std::vector<int> ids = to_ids(env_ids, 0);
+    const auto n = static_cast<py::ssize_t>(ids.size());
+    auto obs = new_array<uint8_t>(batch_shape(n));
+    auto lives = new_array<int64_t>({n}), episode_frame_number = new_array<int64_t>({n});
+    auto frame_number = new_array<int64_t>({n});
+    const size_t row = static_cast<size_t>(obs.size() / std::max<py::ssize_t>(n, 1));
+    for (py::ssize_t k = 0; k < n; ++k) {
+      const sb3ale::ResetInfo info = env(ids[static_cast<size_t>(k)]).observe(obs.mutable_data() + k * row);
+      lives.mutable_data()[k] = info.lives;
+      episode_frame_number.mutable_data()[k] = info.episode_frame_number;
+      frame_number.mutable_data()[k] = info.frame_number;
+    }
+    py::dict d;
+    d["obs"] = obs;
+    d["lives"] = lives;
+    d["episode_frame_number"] = episode_frame_number;
+    d["frame_number"] = frame_number;
+    return d;
+  }
+
   bool pending() { return engine_ && engine_->in_flight() > 0; }
   void inject_fault(int i) { get().inject_fault(i); }
   bool closed() const { return !engine_; }
@@ -298,6 +321,8 @@ PYBIND11_MODULE(_engine, m) {
       .def("recv", &PyEngine::recv,
            "Wait for the next min(batch_size, in flight) envs: one dict of arrays, env_id naming each row.")
       .def("screen_rgb", &PyEngine::screen_rgb, py::arg("env_id"))
+      .def("observe", &PyEngine::observe, py::arg("env_ids"),
+           "The current stacks and ALE info of env_ids (none in flight), as a dict of arrays.")
       .def("close", &PyEngine::close)
       .def("_inject_fault", &PyEngine::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def_property_readonly("pending", &PyEngine::pending)

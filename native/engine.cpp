@@ -167,6 +167,7 @@ void Engine::run_env(int i) {
         envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);
         results_[e] = StepResult{};
         results_[e].reset = true;
+        results_[e].requested_reset = true;
         break;
       case Op::kStep:
         if (inject_fault_[e]) {

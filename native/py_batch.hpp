@@ -19,7 +19,7 @@ struct Columns {
   Columns(py::ssize_t n, py::ssize_t finals, const std::vector<py::ssize_t>& final_shape)
       : env_id({n}), lives({n}), episode_frame_number({n}), frame_number({n}), episode_length({n}),
         episode_steps({n}), reset_lives({n}), reset_episode_frame_number({n}), reset_frame_number({n}),
-        final_rows({finals}), reward({n}), episode_return({n}), terminated({n}), truncated({n}), reset({n}),
+        final_rows({finals}), reward({n}), episode_return({n}), terminated({n}), truncated({n}), reset({n}), reset_requested({n}),
         time_limit({n}), game_end({n}), reset_empty({n}), reset_has_seeds({n}), final_obs(final_shape),
         reset_seeds(std::vector<py::ssize_t>{n, 2}) {}
 
@@ -32,6 +32,7 @@ struct Columns {
       terminated.mutable_data()[k] = r.terminated;
       truncated.mutable_data()[k] = r.truncated;
       reset.mutable_data()[k] = r.reset;
+      reset_requested.mutable_data()[k] = r.requested_reset;
       time_limit.mutable_data()[k] = r.time_limit_truncated;
       lives.mutable_data()[k] = r.lives;
       episode_frame_number.mutable_data()[k] = r.episode_frame_number;
@@ -65,6 +66,7 @@ struct Columns {
     d["terminated"] = terminated;
     d["truncated"] = truncated;
     d["reset"] = reset;
+    d["reset_requested"] = reset_requested;
     d["TimeLimit.truncated"] = time_limit;
     d["lives"] = lives;
     d["episode_frame_number"] = episode_frame_number;
@@ -88,7 +90,7 @@ struct Columns {
   py::array_t<int64_t> reset_lives, reset_episode_frame_number, reset_frame_number, final_rows;
   py::array_t<float> reward;
   py::array_t<double> episode_return;
-  py::array_t<bool> terminated, truncated, reset, time_limit, game_end, reset_empty, reset_has_seeds;
+  py::array_t<bool> terminated, truncated, reset, reset_requested, time_limit, game_end, reset_empty, reset_has_seeds;
   py::array_t<uint8_t> final_obs;
   py::array_t<uint32_t> reset_seeds;
 };

@@ -37,10 +37,10 @@ _check_ale_py()
 from sb3_ale_vec._core import EngineError  # noqa: E402
 from sb3_ale_vec.vec_env import AleNativeVecEnv  # noqa: E402
 from sb3_ale_vec.vector import AleVectorEnv, register_envs  # noqa: E402
-from sb3_ale_vec.ale_vector import AtariVectorEnv  # noqa: E402
+from sb3_ale_vec.ale_vector import AtariVectorEnv, VectorAtariEnv  # noqa: E402
 from sb3_ale_vec.monitor import AleVecMonitor  # noqa: E402
 from sb3_ale_vec.env_util import make_ale_vec_env  # noqa: E402
 
 register_envs()  # gymnasium.make_vec("sb3_ale_vec/Breakout-v5", num_envs=8)
 
-__all__ = ["AleNativeVecEnv", "AleVectorEnv", "AtariVectorEnv", "AleVecMonitor", "EngineError", "make_ale_vec_env", "__version__"]
+__all__ = ["AleNativeVecEnv", "AleVectorEnv", "AtariVectorEnv", "VectorAtariEnv", "AleVecMonitor", "EngineError", "make_ale_vec_env", "__version__"]

@@ -36,7 +36,8 @@ class StepBatch:
     rewards: np.ndarray             # float32, clipped if configured
     terminated: np.ndarray
     truncated: np.ndarray
-    reset: np.ndarray               # the row's obs starts a new episode (auto-reset, or the reset itself)
+    reset: np.ndarray               # the row's obs starts a new episode: an auto-reset or a requested reset
+    reset_requested: np.ndarray     # the row is the result of send_reset (a batched reset's rows come late)
     time_limit: np.ndarray          # SB3's TimeLimit.truncated
     lives: np.ndarray               # info of the step's last frame, before any auto-reset
     episode_frame_number: np.ndarray
@@ -126,7 +127,7 @@ class EngineCore:
         finals = raw["final_obs"]
         return StepBatch(
             obs=raw["obs"], env_ids=raw["env_id"], rewards=raw["reward"], terminated=raw["terminated"],
-            truncated=raw["truncated"], reset=raw["reset"], time_limit=raw["TimeLimit.truncated"], lives=raw["lives"],
+            truncated=raw["truncated"], reset=raw["reset"], reset_requested=raw["reset_requested"], time_limit=raw["TimeLimit.truncated"], lives=raw["lives"],
             episode_frame_number=raw["episode_frame_number"], frame_number=raw["frame_number"],
             game_end=raw["game_end"], episode_return=raw["episode_return"], episode_length=raw["episode_length"],
             episode_steps=raw["episode_steps"], final_obs={k: finals[j] for j, k in enumerate(rows)},
@@ -138,6 +139,11 @@ class EngineCore:
         if batch.failed:
             raise RuntimeError(f"reset failed: {batch.error} (reset() again rebuilds the failed envs)")
         return batch
+
+    def observe(self, env_ids: np.ndarray) -> dict[str, np.ndarray]:
+        """The current stacks (``obs``) and ALE infos (``lives``, ``episode_frame_number``,
+        ``frame_number``) of envs not in flight: what their last result returned."""
+        return self.live().observe(np.asarray(env_ids, dtype=np.int64))
 
     def screens(self) -> list[np.ndarray]:
         """Every env's current RGB screen, (210, 160, 3)."""

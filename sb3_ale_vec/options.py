@@ -9,32 +9,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ale_py
+import gymnasium
 import numpy as np
 
 from sb3_ale_vec import _engine
 from sb3_ale_vec.games import rom_id, rom_path
 
 
+class OptionValueError(gymnasium.error.Error, ValueError):
+    """An option out of its range: a ``ValueError``, and a ``gymnasium.error.Error`` as gymnasium's
+    ``AtariEnv`` and ale-py raise for a bad ``frameskip``."""
+
+
+class OptionTypeError(gymnasium.error.Error, TypeError):
+    """An option of the wrong type: a ``TypeError``, and a ``gymnasium.error.Error`` (see above)."""
+
+
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise OptionTypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < low or (high is not None and value > high):
         allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
+        raise OptionValueError(f"{name} must be {allowed}, got {value}")
     return int(value)
 
 
 def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+        raise OptionTypeError(f"{name} must be a bool, got {type(value).__name__}")
     return bool(value)
 
 
 def check_float(name: str, value: Any, low: float, high: float) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a float, got {type(value).__name__}")
+        raise OptionTypeError(f"{name} must be a float, got {type(value).__name__}")
     if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+        raise OptionValueError(f"{name} must be in [{low}, {high}], got {value}")
     return float(value)
 
 
@@ -54,7 +64,7 @@ def _env_frameskip(name: str, value: Any) -> tuple[int, int]:
     """An int, or a (low, high) range drawn every step as plain ``*-v4`` ids do: (env_frameskip, env_frameskip_max)."""
     if isinstance(value, tuple):
         if len(value) != 2 or not all(isinstance(v, (int, np.integer)) for v in value) or not 1 <= value[0] < value[1]:
-            raise ValueError(f"{name} as a range must be (low, high) with 1 <= low < high, got {value}")
+            raise OptionValueError(f"{name} as a range must be (low, high) with 1 <= low < high, got {value}")
         return int(value[0]), int(value[1])
     return check_int(name, value, 1), 0
 
@@ -208,7 +218,7 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
         values[option.name] = value if value is None and option.name == "use_fire_reset" else option.check(option.name, value)
     for name, is_bad, why in spec.forbids:
         if is_bad(values[name]):
-            raise ValueError(f"{name}={options.get(name)!r} is not allowed with preset={preset!r}: {why}")
+            raise OptionValueError(f"{name}={options.get(name)!r} is not allowed with preset={preset!r}: {why}")
     if next_step_autoreset and preset == "sb3":
         raise ValueError("SB3's chain resets in the same step: next-step auto-reset needs preset='gymnasium' or 'ale'")
     games = games_for(game, num_envs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from collections.abc import Sequence
@@ -19,13 +20,25 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from sb3_ale_vec import _engine
 from sb3_ale_vec._core import EngineCore, EngineError
 from sb3_ale_vec.games import camel_name
-from sb3_ale_vec.scores import built_by
 from sb3_ale_vec.options import build_batch, check_actions, check_bool, check_int, check_preset
 
 # Attributes the engine fixes at construction: set_attr cannot change them.
 _ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_")) | {"channels_last", "game"}
 # The gymnasium id whose registration each preset's reference pipeline starts from.
 _SPEC_IDS = {"sb3": "{}NoFrameskip-v4", "gymnasium": "ALE/{}-v5", "ale": "ALE/{}-v5"}
+
+
+def built_by(wrapper: type) -> bool:
+    """Whether a `wrapper` instance being constructed is asking us (its __init__ is on the stack):
+    used only to warn about SB3 wrappers that would undo the engine's work, never to change results."""
+    frame = inspect.currentframe()
+    for _ in range(24):
+        frame = frame.f_back if frame is not None else None
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), wrapper):
+            return True
+    return False
 
 
 class AleNativeVecEnv(VecEnv):

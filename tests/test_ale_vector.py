@@ -129,12 +129,12 @@ def test_final_obs_rows_of_envs_that_did_not_end_are_zeros():
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda e: e.step(np.zeros(3, dtype=np.float64)), TypeError, "int32 or int64"),
+    (lambda e: e.step(np.zeros(3, dtype=np.float64)), TypeError, "must be integers"),
     (lambda e: e.step(np.zeros(2, dtype=np.int64)), ValueError, r"shape \(3,\)"),
     (lambda e: e.step(np.full(3, 9, dtype=np.int64)), ValueError, "out of range"),
     (lambda e: e.reset(seed=np.zeros(2, dtype=np.int64)), ValueError, "one entry per sub-environment"),
     (lambda e: e.reset(seed="x"), TypeError, "Unsupported seed type"),
-    (lambda e: e.reset(seed=2**31), ValueError, "32-bit"),
+    (lambda e: e.reset(seed=2**31), ValueError, "C ints"),
     (lambda e: e.reset(options={"reset_mask": np.ones(3)}), TypeError, "boolean numpy array"),
 ])
 def test_bad_input_raises_clear_errors(call, error, match):

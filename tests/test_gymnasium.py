@@ -251,8 +251,8 @@ def test_bad_actions_and_masks_raise_clear_errors():
         env.step(np.zeros((2, 2), dtype=np.float32))
     with pytest.raises(ValueError, match="must lie in"):
         env.step(np.full((2, 3), 2.0, dtype=np.float32))
-    for mask, error, match in [([True, False], TypeError, "must be a numpy array"),
-                               (np.ones(3, bool), ValueError, r"must have shape `\(2,\)`"),
+    for mask, error, match in [([True, False], TypeError, "must be a boolean numpy array"),
+                               (np.ones(3, bool), ValueError, r"must have shape \(2,\)"),
                                (np.zeros(2, bool), ValueError, "at least one True")]:
         with pytest.raises(error, match=match):
             env.reset(options={"reset_mask": mask})

@@ -19,7 +19,7 @@ ENGINE_ONLY = {"num_threads", "thread_affinity_offset", "use_fire_reset"}  # not
 FRONT_END_ONLY = {
     AleNativeVecEnv: {"game", "num_envs", "seed", "preset", "channels_last", "render_mode"},
     AleVectorEnv: {"game", "num_envs", "preset", "batch_size", "autoreset_mode", "stack_padding", "continuous",
-                   "continuous_action_threshold", "render_mode"},
+                   "continuous_action_threshold", "render_mode", "true_scores"},
 }
 
 

@@ -156,17 +156,33 @@ def test_gymnasium_front_end_reports_true_game_scores(preset, mode):
     plain.close()
 
 
-def test_record_episode_statistics_over_the_facade_warns_and_takes_over():
-    env = AleVectorEnv("pong", 2, preset="ale", max_num_frames_per_episode=100)
-    with pytest.warns(UserWarning, match="RecordEpisodeStatistics over AleVectorEnv"):
-        wrapped = RecordEpisodeStatistics(env)
+@pytest.mark.parametrize("true_scores", [None, True, False])
+def test_true_scores_are_explicit_and_record_episode_statistics_needs_them_off(true_scores):
+    # The default (None) is on for a clipping preset; gymnasium's wrapper then refuses the key
+    # clash itself. With true_scores=False the wrapper's own per-episode stats come through.
+    env = AleVectorEnv("pong", 2, preset="ale", max_num_frames_per_episode=100, true_scores=true_scores)
+    wrapped = RecordEpisodeStatistics(env)
     wrapped.reset(seed=0)
     seen = 0
-    for _ in range(60):  # the wrapper's own stats, without a clash over info["episode"]
-        *_, info = wrapped.step(np.zeros(2, dtype=np.int64))
-        seen += "episode" in info
-    assert seen > 0
+    try:
+        for _ in range(60):
+            *_, info = wrapped.step(np.zeros(2, dtype=np.int64))
+            seen += "episode" in info
+    except ValueError as error:
+        assert true_scores is not False and "'episode'" in str(error)
+        seen = -1
+    assert seen == -1 if true_scores is not False else seen > 0
     wrapped.close()
+
+
+def test_true_scores_default_follows_the_chain():
+    for preset, on in (("gymnasium", False), ("ale", True), ("sb3", True)):
+        env = AleVectorEnv("pong", 1, preset=preset, **({"autoreset_mode": SAME} if preset == "sb3" else {}))
+        assert env._scores.enabled is on, preset
+        env.close()
+    env = AleVectorEnv("pong", 1, preset="ale", reward_clipping=False)
+    assert env._scores.enabled is False
+    env.close()
 
 
 # Quick smoke runs of each preset against its own reference (the full matrices are marked slow).

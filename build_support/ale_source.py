@@ -89,6 +89,18 @@ def _offline_hint(version: str, url: str) -> str:
             f"and set SB3_ALE_VEC_ALE_SOURCE to the .tar.gz or to its unpacked folder.")
 
 
+def sdist_tarball(version: str) -> Path:
+    """The pinned ale-py sdist itself (its tests/ included), downloaded once and checked."""
+    url, sdist_sha, _ = pinned(version)
+    tarball = cache_root() / "downloads" / url.rsplit("/", 1)[1]
+    if not tarball.is_file():
+        _download(url, sdist_sha, tarball)
+    got = file_sha256(tarball)
+    if got != sdist_sha:
+        raise AleSourceError(f"{tarball} has sha256 {got}, expected {sdist_sha} (ale-py {version})")
+    return tarball
+
+
 def ale_source_dir(version: str) -> Path:
     """The unpacked, verified ale-py sdist in the cache; fetched or copied there on first use.
 

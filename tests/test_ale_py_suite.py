@@ -18,16 +18,21 @@ ROOT = Path(__file__).parents[1]
 SUITE = "test_atari_vector_env.py"
 
 
-@pytest.fixture(scope="module")
-def suite_dir(tmp_path_factory) -> Path:
+def sdist_path() -> Path:
+    """The pinned ale-py sdist the build verified (downloaded and checked again if missing)."""
     sys.path.insert(0, str(ROOT))
     try:
         from build_support.ale_source import sdist_tarball
     finally:
         sys.path.remove(str(ROOT))
+    return sdist_tarball(_engine.ALE_VERSION)
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory) -> Path:
     version = _engine.ALE_VERSION
     dest = tmp_path_factory.mktemp("ale_py_tests")
-    with tarfile.open(sdist_tarball(version)) as tar:
+    with tarfile.open(sdist_path()) as tar:
         members = [m for m in tar.getmembers() if m.isfile() and m.name.startswith(f"ale_py-{version}/tests/")]
         tar.extractall(dest, members=members, filter="data")
     return dest / f"ale_py-{version}" / "tests" / "python"

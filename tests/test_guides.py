@@ -1,0 +1,134 @@
+"""ALE's vector-env guide, both versions, as users read it: every Python block runs with only its
+import changed to sb3_ale_vec. The 0.12 guide comes from the pinned ale-py sdist (docs/), the older
+one (``VectorAtariEnv``, names ale-py never shipped) from ../shared/seeds/ where this checkout has it."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import tarfile
+from pathlib import Path
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from sb3_ale_vec import AtariVectorEnv, _engine
+from test_ale_py_suite import ROOT, sdist_path
+
+OLDER = ROOT.parent / "shared" / "seeds" / "ale_vector_guide_older.md"
+
+
+def code_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```(?:python)?\n(.*?)```", markdown, flags=re.S)
+
+
+def ours(block: str) -> str:
+    return block.replace("from ale_py.vector_env import", "from sb3_ale_vec import")
+
+
+def guide_012() -> str:
+    version = _engine.ALE_VERSION
+    with tarfile.open(sdist_path()) as tar:
+        return tar.extractfile(f"ale_py-{version}/docs/vector-environment.md").read().decode()
+
+
+@pytest.fixture
+def drop_in_registry(monkeypatch):
+    """gym.make_vec("ALE/...") reaches the drop-in, as ale-py's own suite is run here."""
+    gym.register_envs(ale_py)
+    for spec in gym.registry.values():
+        if spec.vector_entry_point == "ale_py.vector_env:AtariVectorEnv":
+            monkeypatch.setattr(spec, "vector_entry_point", "sb3_ale_vec:AtariVectorEnv")
+
+
+def run_blocks(blocks: list[str], namespace: dict, make=AtariVectorEnv) -> None:
+    """Run the blocks in order in one namespace, as a reader would: a block that uses ``envs`` after
+    an earlier one closed it gets a fresh one, and each new ``envs`` is reset for the next block."""
+    for block in blocks:
+        if "observations.shape = (" in block:  # a shape written as prose, not code: check it instead
+            env = AtariVectorEnv("breakout", 2)
+            assert env.reset()[0].shape == (2, 4, 84, 84)
+            env.close()
+            continue
+        if "envs." in block and "envs =" not in block and getattr(namespace.get("envs"), "closed", True):
+            namespace["envs"] = make(game="breakout", num_envs=4)
+            namespace["envs"].reset()
+            namespace["actions"] = namespace["envs"].action_space.sample()
+        before = namespace.get("envs")
+        exec(compile(ours(block), "<guide>", "exec"), namespace)
+        envs = namespace.get("envs")
+        if envs is not before and envs is not None:
+            if before is not None and not before.closed:
+                before.close()
+            if not envs.closed and envs._env_ids is None:
+                envs.reset()  # a configuration block: the next block steps it
+        if envs is not None and not envs.closed:
+            namespace["actions"] = envs.action_space.sample()
+
+
+def test_the_012_guide_runs(drop_in_registry):
+    blocks = code_blocks(guide_012())
+    assert len(blocks) >= 6
+    signature, runnable = [b for b in blocks if "game: str =" in b], [b for b in blocks if "game: str =" not in b]
+    # The equivalence block names its variables; the signature block is a listing, checked below.
+    namespace = {"gym": gym, "env_id": "ALE/Breakout-v5", "stack_num": 4, "num_envs": 2}
+    run_blocks(runnable, namespace)
+    for name in ("gym_envs", "ale_envs"):
+        env = namespace[name]
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+    assert isinstance(namespace["ale_envs"], AtariVectorEnv)
+    namespace["envs"].close()
+    # The "Advanced Configuration" listing: every keyword and default it shows is the drop-in's.
+    listed = dict(re.findall(r"^\s*(\w+)(?::\s*[\w.]+)?\s*=\s*([^,#\n]+),", signature[0], flags=re.M))
+    params = inspect.signature(AtariVectorEnv.__init__).parameters
+    for name, default in listed.items():
+        if name in ("game", "num_envs"):
+            continue
+        assert params[name].default == eval(default, {"gym": gym}), name
+    assert set(listed) - {"game", "num_envs"} == set(params) - {"self", "game", "num_envs"}
+
+
+@pytest.mark.skipif(not OLDER.is_file(), reason=f"{OLDER} is not beside this checkout")
+def test_the_older_guide_runs_with_vector_atari_env():
+    blocks = code_blocks(OLDER.read_text())
+    assert any("VectorAtariEnv(" in b for b in blocks)
+    from sb3_ale_vec import VectorAtariEnv
+
+    namespace: dict = {}
+    run_blocks([b for b in blocks if "torch" not in b], namespace, make=VectorAtariEnv)
+    envs = namespace["envs"]  # the last block's: VectorAtariEnv("Breakout", num_envs=8, thread_affinity_offset=0)
+    assert envs.num_envs == 8 and envs.games == ["breakout"] * 8
+    envs.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not OLDER.is_file(), reason=f"{OLDER} is not beside this checkout")
+def test_the_older_guides_training_example_runs():
+    pytest.importorskip("torch")
+    block = next(b for b in code_blocks(OLDER.read_text()) if "torch" in b)
+    namespace: dict = {}
+    exec(compile(ours(block), "<guide>", "exec"), namespace)
+    assert namespace["step"] == 999 and np.asarray(namespace["observations"]).shape == (8, 4, 84, 84)
+    namespace["envs"].close()
+
+
+def test_vector_atari_env_takes_the_older_guides_names():
+    from sb3_ale_vec import VectorAtariEnv
+
+    env = VectorAtariEnv(game="ALE/Breakout-v5", num_envs=2, frame_skip=3, fire_reset=False, max_episode_steps=90,
+                         seed=5)
+    reference = AtariVectorEnv("breakout", 2, frameskip=3, use_fire_reset=False, max_num_frames_per_episode=90)
+    obs, info = env.reset()  # the constructor's seed seeds the first reset
+    expected, expected_info = reference.reset(seed=5)
+    assert np.array_equal(obs, expected) and all(np.array_equal(info[k], expected_info[k]) for k in info)
+    for _ in range(40):
+        actions = np.ones(2, dtype=np.int64)
+        for a, b in zip(env.step(actions)[:4], reference.step(actions)[:4]):
+            assert np.array_equal(a, b)
+    with pytest.raises(TypeError, match="not both"):
+        VectorAtariEnv("Breakout", 1, frameskip=4)
+    env.close()
+    reference.close()

@@ -289,3 +289,52 @@ def test_a_failing_env_in_a_batch_keeps_the_others_data():
     env.reset(seed=1)  # rebuilds env 2
     env.step(actions)
     ref.close(), env.close()
+
+
+@pytest.mark.parametrize("mode", [NEXT, SAME])
+def test_terminated_and_truncated_together_as_atari_env(mode):
+    # A life lost (terminal_on_life_loss) on the very frame the frame limit hits: AtariEnv reports both.
+    # Find that frame in a run without the limit, then set the limit to it and replay.
+    kwargs = {"terminal_on_life_loss": True, "repeat_action_probability": 0.0}
+    ref = make_reference(["breakout"], mode, **kwargs)
+    ref.reset(seed=3)
+    rng = np.random.default_rng(3)
+    actions, terminated = [], False
+    while not terminated:
+        actions.append(rng.integers(0, 4, 1))
+        *_, te, _, info = ref.step(actions[-1])
+        terminated = bool(te[0])
+    frame = int((info["final_info"] if mode == SAME else info)["episode_frame_number"][0])  # SAME: info is the reset's
+    ref.close()
+    ref, ours = (make(["breakout"], mode, max_num_frames_per_episode=frame, **kwargs)
+                 for make in (make_reference, make_ours))
+    assert_equal(ref.reset(seed=3), ours.reset(seed=3), "reset")
+    for t, action in enumerate(actions):
+        expected, got = ref.step(action), ours.step(action)
+        for name, x, y in zip(("obs", "rewards", "terminations", "truncations", "infos"), expected, got):
+            assert_equal(x, y, f"t={t} {name}")
+    assert expected[2][0] and expected[3][0], "the replay ends by both on its last step"
+    ref.close()
+    ours.close()
+
+
+def test_disabled_autoreset_with_batches_is_refused_at_construction():
+    with pytest.raises(ValueError, match="DISABLED needs batch_size == num_envs"):
+        AleVectorEnv("pong", 4, batch_size=2, autoreset_mode=AutoresetMode.DISABLED)
+
+
+def test_a_partial_reset_returns_each_envs_own_stack_not_the_callers_array():
+    env = AleVectorEnv("breakout", 3)
+    obs, _ = env.reset(seed=1)
+    for _ in range(5):
+        obs, *_ = env.step(np.ones(3, dtype=np.int64))
+    expected = obs.copy()
+    obs[:] = 7  # a caller that writes into what it was given
+    mask = np.array([False, True, False])
+    again, info = env.reset(seed=[None, 4, None], options={"reset_mask": mask})
+    assert np.array_equal(again[~mask], expected[~mask])
+    fresh = AleVectorEnv("breakout", 3)
+    assert np.array_equal(again[1], fresh.reset(seed=[0, 4, 0])[0][1])
+    assert info["_seeds"].tolist() == [False, True, False]  # SyncVectorEnv: infos of the reset envs only
+    env.close()
+    fresh.close()

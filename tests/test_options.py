@@ -88,3 +88,23 @@ def test_none_options_take_the_presets_values():
         for option, value in spec.defaults.items():
             got = getattr(config, "fire_reset" if option == "use_fire_reset" else option)
             assert got == (True if value is None else value) or np.isclose(got, value), (name, option, got, value)
+
+
+def test_the_native_configs_defaults_are_the_tables():
+    # C++'s EnvConfig{} holds a default for every field: for options with one, it is the table's.
+    config = _engine.EnvConfig()
+    for option in OPTIONS:
+        if option.default is None or option.name in ENGINE_ONLY or option.name == "env_frameskip":
+            continue
+        assert getattr(config, option.name) == option.default, option.name
+    assert (config.env_frameskip, config.env_frameskip_max) == (1, 0)
+
+
+def test_the_drop_ins_defaults_are_the_tables_for_the_ale_preset():
+    # What AtariVectorEnv's signature writes out is what the table and PRESETS["ale"] give.
+    params = inspect.signature(AtariVectorEnv.__init__).parameters
+    for option in OPTIONS:
+        if option.name not in params:
+            continue
+        expected = option.default if option.default is not None else PRESETS["ale"].defaults.get(option.name)
+        assert params[option.name].default == expected, option.name

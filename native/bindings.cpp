@@ -58,8 +58,17 @@ class PyEngine {
 
   ~PyEngine() { close(); }
 
+  /// Frees the engine; calling it again does nothing. While a call waits on the engine with the GIL
+  /// released (recv, send_reset), another thread, or a signal handler run from that wait, may call
+  /// close(): then the engine is only marked closed, and the waiting call frees it once its wait is
+  /// over (the envs in flight finish) and raises, so that no thread ever waits on a freed engine.
+  /// (The Engine is not thread-safe: a close from another thread must not touch it meanwhile.)
   void close() {
-    if (!engine_) return;
+    if (!engine_ || close_requested_) return;
+    if (waiting_ > 0) {
+      close_requested_ = true;
+      return;
+    }
     {
       py::gil_scoped_release release;  // joining waits for work in flight
       engine_.reset();
@@ -69,6 +78,7 @@ class PyEngine {
 
   void send_reset(const std::vector<sb3ale::Seed>& seeds, const std::optional<IdArray>& env_ids) {
     Engine& engine = get();
+    Waiting waiting(*this);
     const std::vector<int> ids = to_ids(env_ids, seeds.size());
     start(ids, [&](uint8_t* rows) {
       py::gil_scoped_release release;  // steps still in flight finish first; their results are dropped
@@ -98,7 +108,18 @@ class PyEngine {
   py::dict recv() {
     Engine& engine = get();
     if (engine.expected() == 0) throw std::runtime_error("recv() called with nothing in flight: send() first");
-    wait_interruptibly(engine);
+    Waiting waiting(*this);
+    try {
+      wait_interruptibly(engine);
+    } catch (py::error_already_set&) {
+      waiting.finish();  // a deferred close() happens now; the interrupt is what the caller sees
+      throw;
+    }
+    waiting.finish();
+    if (!engine_) {
+      throw std::runtime_error("the engine was closed (by a signal handler or another thread) while recv() "
+                               "waited for its results: they are lost");
+    }
     const py::ssize_t n = engine.expected();
     py::array_t<uint8_t> obs;
     const bool direct = !pending_obs_.is_none();  // a full batch wrote straight into its rows
@@ -172,7 +193,7 @@ class PyEngine {
 
   bool pending() { return engine_ && engine_->in_flight() > 0; }
   void inject_fault(int i) { get().inject_fault(i); }
-  bool closed() const { return !engine_; }
+  bool closed() const { return !engine_ || close_requested_; }
   int num_envs() { return get().num_envs(); }
   int num_threads() { return get().num_threads(); }
   int batch_size() { return get().batch_size(); }
@@ -200,9 +221,30 @@ class PyEngine {
 
  private:
   Engine& get() {
+    if (close_requested_) throw std::runtime_error("the engine was closed while a call waited on it");
     if (!engine_) throw std::runtime_error("the engine is closed");
     return *engine_;
   }
+  /// Marks a call that waits with the GIL released; finish() (or the end of its scope) carries out
+  /// a close() that came meanwhile. Only touched with the GIL held.
+  class Waiting {
+   public:
+    explicit Waiting(PyEngine& owner) : owner_(owner) { ++owner_.waiting_; }
+    ~Waiting() { finish(); }
+    void finish() {
+      if (done_) return;
+      done_ = true;
+      if (--owner_.waiting_ == 0 && owner_.close_requested_) {
+        owner_.close_requested_ = false;
+        owner_.close();
+        owner_.close_requested_ = false;
+      }
+    }
+
+   private:
+    PyEngine& owner_;
+    bool done_ = false;
+  };
   const sb3ale::AtariEnv& env(int i) {
     Engine& engine = get();
     if (i < 0 || i >= engine.num_envs()) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
@@ -254,6 +296,8 @@ class PyEngine {
 
   py::object pending_obs_ = py::none();  // declared first: destroyed after the engine's threads
   std::unique_ptr<Engine> engine_;
+  int waiting_ = 0;                // calls waiting on the engine with the GIL released
+  bool close_requested_ = false;   // close() came during such a wait: the waiting call frees it
 };
 
 std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {

@@ -12,7 +12,7 @@ namespace {
 
 int thread_count(int requested, int num_envs) {
   if (requested < 0) throw std::invalid_argument("num_threads must be >= 0 (0 = one per core)");
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(allowed_cpus().size());  // the process's CPUs, not the machine's
   return std::max(1, std::min(requested == 0 ? cores : requested, num_envs));
 }
 

@@ -29,15 +29,31 @@ void spin_until(std::chrono::microseconds budget, Ready ready) {
 
 }  // namespace
 
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+  if (cpus.empty()) {  // no mask to read: every CPU the machine has
+    const int n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    for (int c = 0; c < n; ++c) cpus.push_back(c);
+  }
+  return cpus;
+}
+
 ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task)
-    : task_(std::move(task)), spin_(num_threads <= std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {
-  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+    : task_(std::move(task)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
+  const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t + 1 < num_threads; ++t) {
     workers_.emplace_back([this] { work(); });
-    if (affinity_offset >= 0 && cpus > 0) {
+    if (affinity_offset >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET((affinity_offset + t) % cpus, &set);
+      CPU_SET(cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()], &set);
       pthread_setaffinity_np(workers_.back().native_handle(), sizeof set, &set);
     }
   }

@@ -13,6 +13,11 @@
 
 namespace sb3ale {
 
+/// The CPUs this process may run on (its affinity mask: what Ray, Kubernetes or Slurm gave it),
+/// in increasing order; never empty. hardware_concurrency() counts the machine's, which is wrong
+/// in a container or a shard that holds a few of a node's cores.
+std::vector<int> allowed_cpus();
+
 /// `num_threads` threads pop indices from a queue and run task(index): num_threads - 1 workers,
 /// and the caller inside wait() and wait_for(). So one thread means no worker, no wake-up and no
 /// context switch: the caller steps every env itself; and with one thread per core, the caller's
@@ -22,8 +27,8 @@ namespace sb3ale {
 /// errors per env) and must not run twice at once for the same index (the caller's rule).
 class ThreadPool {
  public:
-  /// `affinity_offset` >= 0 pins worker t to CPU (affinity_offset + t) mod the CPU count (the
-  /// caller's own thread is left as it is).
+  /// `affinity_offset` >= 0 pins worker t to the ((affinity_offset + t) mod n)-th of the n CPUs
+  /// in the process's affinity mask (the caller's own thread is left as it is).
   ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -48,7 +53,7 @@ class ThreadPool {
   void caller_spin(std::unique_lock<std::mutex>& lock, int count);
 
   const std::function<void(int)> task_;
-  const bool spin_;  // spin briefly before sleeping: only with no more threads than cores
+  const bool spin_;  // spin briefly before sleeping: only with no more threads than allowed CPUs
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable finished_;

@@ -4,24 +4,29 @@
     env = RayAleVecEnv("breakout", num_envs=256, num_shards=16, seed=0)
     PPO("CnnPolicy", env).learn(10_000_000)
 
-Shard k holds one ``AleNativeVecEnv`` for a contiguous block of envs, seeded so that env i gets
-``seed + i`` as in one ``AleNativeVecEnv(game, num_envs, seed=seed)``: the results are the same
-whatever ``num_shards`` is. A step sends each shard its slice of the actions and gets back one
-object: its rows of the batch, its infos as columns, and, only for envs that ended, their terminal
-observation, episode stats and reset info.
+Shard k holds a native engine (``shard.Shard``: no SB3, no torch) for a contiguous block of envs,
+seeded so that env i gets ``seed + i`` as in one ``AleNativeVecEnv(game, num_envs, seed=seed)``:
+the results are the same whatever ``num_shards`` is. A step sends each shard its slice of the
+actions and gets every shard's object back in one ``ray.get``: its rows of the batch, its infos as
+columns, and, only for envs that ended, their terminal observation and reset info. The driver
+builds SB3's list of info dicts. Faults: see ``ray_faults.py`` and the README.
 """
 
 from __future__ import annotations
 
+import re
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-from sb3_ale_vec.options import check_actions, check_int, seed_words
-from sb3_ale_vec.shard import Shard, unpack_infos
+from sb3_ale_vec._core import EngineError
+from sb3_ale_vec.options import ALE_MAX_SEED, PRESETS, check_actions, check_int, seed_words
+from sb3_ale_vec.ray_faults import ShardFaults, shard_error, strip_ansi
+from sb3_ale_vec.shard import Shard
 from sb3_ale_vec.vec_env import AleNativeVecEnv
 
 
@@ -33,7 +38,42 @@ def _import_ray() -> Any:
     return ray
 
 
-class RayAleVecEnv(VecEnv):
+def _join_ray(ray: Any, address: str | None) -> None:
+    """Start or join Ray; an ``address`` other than the Ray this process already runs raises."""
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False)
+        return
+    if address is None:
+        return
+    current = ray.get_runtime_context().gcs_address
+    try:  # "auto" and "host:port" as ray.init() reads them
+        from ray._private.services import canonicalize_bootstrap_address
+
+        wanted = canonicalize_bootstrap_address(address)
+    except Exception:
+        wanted = address
+    if wanted != current:
+        raise ValueError(f"address={address!r} names {wanted or 'no running cluster'}, but Ray is already "
+                         f"initialised in this process with {current}: pass address=None to use it, or "
+                         "ray.shutdown() first")
+
+
+def _release(ray: Any, placement_group: Any, actors: list[Any]) -> None:
+    """Kill the actors and free the placement group: once, from close() or when the env is collected."""
+    if not ray.is_initialized():  # after ray.shutdown() they are gone with the job
+        return
+    for actor in actors:
+        try:
+            ray.kill(actor)
+        except Exception:
+            pass
+    try:
+        ray.util.remove_placement_group(placement_group)
+    except Exception:
+        pass
+
+
+class RayAleVecEnv(ShardFaults, VecEnv):
     """``AleNativeVecEnv``'s envs split into shards, one Ray actor each, spread over a Ray cluster.
 
     :param game: as for ``AleNativeVecEnv`` (one name, or one per env)
@@ -41,160 +81,230 @@ class RayAleVecEnv(VecEnv):
     :param num_shards: number of actors; shard k holds a contiguous block of about num_envs / num_shards envs
     :param seed: base seed: env i gets ``seed + i`` at the first ``reset()``, whatever ``num_shards`` is
     :param num_cpus_per_shard: CPUs reserved per shard (a placement group bundle) and its worker threads
-    :param address: Ray cluster to join when Ray is not initialised yet (``"auto"``; None: a local Ray)
-    :param max_restarts_per_shard: a shard whose actor died is replaced this many times, then the step raises
-    :param restart_timeout_s: how long a replacement actor may take to come up before the step raises
-    :param options: any further ``AleNativeVecEnv`` option (``num_threads`` defaults to ``num_cpus_per_shard``)
+    :param address: Ray cluster to join; when Ray is already initialised, one that names another
+        cluster raises ``ValueError`` (None: the Ray already running, else a local one)
+    :param max_restarts_per_shard: a lost shard is replaced this many times, then the step raises
+    :param restart_timeout_s: how long replacements may take to come up before the call raises
+    :param step_timeout_s: a shard that has not answered a call in this long is killed and replaced
+        (None: wait forever)
+    :param options: any further ``AleNativeVecEnv`` option (``num_threads``: per shard, 0 or
+        unset means ``num_cpus_per_shard``; ``thread_affinity_offset`` is refused: Ray places shards)
     """
 
     def __init__(self, game: str | Sequence[str], num_envs: int, *, num_shards: int, seed: int | None = None,
                  num_cpus_per_shard: int = 1, address: str | None = None, max_restarts_per_shard: int = 3,
-                 restart_timeout_s: float = 120.0, **options: Any) -> None:
+                 restart_timeout_s: float = 120.0, step_timeout_s: float | None = 120.0, **options: Any) -> None:
         ray = _import_ray()
         num_envs = check_int("num_envs", num_envs, 1)
         num_shards = check_int("num_shards", num_shards, 1, num_envs)  # at least one env per shard
-        num_cpus_per_shard = check_int("num_cpus_per_shard", num_cpus_per_shard, 1)
+        self._cpus = check_int("num_cpus_per_shard", num_cpus_per_shard, 1)
         self.max_restarts_per_shard = check_int("max_restarts_per_shard", max_restarts_per_shard, 0)
         self.restart_timeout_s = float(restart_timeout_s)
-        options["num_threads"] = check_int("num_threads", options.get("num_threads", num_cpus_per_shard), 0)
+        self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
+        if options.get("thread_affinity_offset", -1) != -1:
+            raise ValueError("thread_affinity_offset is not allowed with RayAleVecEnv: Ray may put several shards "
+                             "on one node, and each would pin its threads to the same cores. Leave it at -1; each "
+                             "engine sizes its threads from the CPUs its process may use.")
+        options["num_threads"] = check_int("num_threads", options.get("num_threads", 0), 0) or self._cpus
         # Every check AleNativeVecEnv makes, on the driver, before any actor exists: a probe of one env
         # per distinct game (all games together, so mixed action sets are refused as they would be).
         games = [game] * num_envs if isinstance(game, str) else game
         if isinstance(games, str) or not isinstance(games, Sequence) or len(games) != num_envs:
             raise ValueError(f"game must be one name or a list of num_envs={num_envs} names, got {game!r}")
         distinct = list(dict.fromkeys(games))
-        probe = AleNativeVecEnv(distinct[0] if len(distinct) == 1 else distinct, len(distinct), seed=seed,
+        probe = AleNativeVecEnv(distinct[0] if len(distinct) == 1 else distinct, len(distinct), seed=None,
                                 **{**options, "num_threads": 1})
         probe.close()
-        self.game, self.games, self.render_mode = probe.game, list(games), probe.render_mode
-        self._action_meanings, self._is_wrapped = probe.get_action_meanings(), probe.env_is_wrapped
-        self._probe_get_attr = probe.get_attr
-        self.spec = probe.spec
+        self._probe, self._probe_index = probe, [distinct.index(g) for g in games]
+        self.games = [probe.games[j] for j in self._probe_index]  # ROM ids
+        self.game, self.render_mode, self.spec = probe.game, probe.render_mode, probe.spec
+        preset = options.pop("preset", "sb3")
+        self._ale = preset == "ale"
+        channels_last = options.pop("channels_last", False)
+        options.pop("render_mode", None)
+        self._layout = (preset, "hwc" if channels_last else PRESETS[preset].sb3_layout, options)
 
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False)
+        _join_ray(ray, address)
         self._ray = ray
-        # A dead actor fails its calls; a dead node may also lose a result it held but had not sent.
-        self._lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
-        # max_restarts=0: we replace a dead shard ourselves, so that its envs end as truncated episodes.
-        self._actor_class = ray.remote(num_cpus=num_cpus_per_shard, max_restarts=0)(Shard)
+        # max_restarts=0: we replace a lost shard ourselves, so that its envs end as truncated episodes.
+        self._actor_class = ray.remote(num_cpus=self._cpus, max_restarts=0)(Shard)
         self._env_ids = [block.tolist() for block in np.array_split(np.arange(num_envs), num_shards)]
         self._shard_of = np.repeat(np.arange(num_shards), [len(ids) for ids in self._env_ids])
-        self._shard_options, self._cpus = options, num_cpus_per_shard
         self.restarts = [0] * num_shards
-        self._refs: list[Any] | None = None
-        self._last_obs: list[np.ndarray | None] = [None] * num_shards
+        self._refs: dict[int, Any] | None = None
+        self._attr_log: list[tuple[str, Any, list[int]]] = []  # set_attr calls, replayed on replacements
+        self._pending: dict[int, tuple[np.ndarray, list]] = {}  # replaced outside a step: told at the next
+        self._failed: list[int] = []  # envs an EngineError reported: steps refused until reset()
         self._closed = False
-        self.steps, self.shard_busy_s = 0, 0.0  # for the transport cost: wall time minus the slowest shard's
-        self._pg = ray.util.placement_group([{"CPU": num_cpus_per_shard}] * num_shards, strategy="SPREAD")
+        self.steps, self.shard_busy_s, self.bytes_moved = 0, 0.0, 0  # for bench_ray
+        self._pg = ray.util.placement_group([{"CPU": self._cpus}] * num_shards, strategy="SPREAD")
         self._actors: list[Any] = [None] * num_shards
+        # Frees the CPUs of an env that is never closed; close() runs it at once.
+        self._finalizer = weakref.finalize(self, _release, ray, self._pg, self._actors)
         try:
             ray.get(self._pg.ready(), timeout=self.restart_timeout_s)
             for k in range(num_shards):
                 self._actors[k] = self._spawn(k)
-            self._where = ray.get([a.where.remote() for a in self._actors])
+            self._where = ray.get([a.where.remote() for a in self._actors], timeout=self.restart_timeout_s)
         except BaseException:
             self.close()
             raise
         super().__init__(num_envs, probe.observation_space, probe.action_space)
+        self._obs = np.zeros((num_envs, *probe.observation_space.shape), np.uint8)
         self.metadata = probe.metadata  # AtariEnv's, with its fps, as AleNativeVecEnv's (VecEnv replaced it)
         self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
         self.seed(seed)
 
     # -- the VecEnv contract ------------------------------------------------------------------
 
+    def seed(self, seed: int | None = None) -> Sequence[None | int]:
+        """Env i gets ``seed + i`` at the next ``reset()``; None draws a base seed (below 2**31 -
+        num_envs for the ale preset, whose seeds are C ints). Replacements derive theirs from it."""
+        if seed is None:
+            seed = int(np.random.randint(0, ALE_MAX_SEED - self.num_envs + 2 if self._ale else 2**32 - 1))
+        seed_words(seed)  # a bad seed raises here
+        if self._ale and seed + self.num_envs - 1 > ALE_MAX_SEED:
+            raise ValueError(f"the ale preset takes seeds in [0, {ALE_MAX_SEED}]: seed + num_envs - 1 = "
+                             f"{seed + self.num_envs - 1} is too large")
+        self._base_seed = int(seed)
+        return super().seed(seed)
+
     def reset(self) -> VecEnvObs:
-        """Reset every env with (then clear) the seeds and options set since the last reset."""
+        """Reset every env with (then clear) the seeds and options set since the last reset. A lost
+        shard, or one whose reset raises, is replaced and reset with the same seeds."""
         self._check_open()
-        self._refs = None  # a step in flight: each actor finishes it first, its results are dropped
+        self._refs, self._pending = None, {}  # a step in flight: each actor finishes it first, its results dropped
         for s in self._seeds:
             seed_words(s)  # a bad seed raises here, before any shard is reset
-        seeds = [([self._seeds[i] for i in ids], [self._options[i] for i in ids]) for ids in self._env_ids]
-        refs = [actor.reset.remote(*args) for actor, args in zip(self._actors, seeds)]
-        parts = []
-        for k, ref in enumerate(refs):
-            try:
-                parts.append(self._ray.get(ref))
-            except self._lost_errors:
-                parts.append(self._replace(k, *seeds[k]))
-        self.reset_infos = [info for _, infos in parts for info in infos]
-        self._last_obs = [obs for obs, _ in parts]
+        seeds = {k: [self._seeds[i] for i in ids] for k, ids in enumerate(self._env_ids)}
+        outcomes = self._gather({k: self._actors[k].reset.remote(s) for k, s in seeds.items()}, self.step_timeout_s)
+        redo = {k: seeds[k] for k, (kind, _) in outcomes.items() if kind != "ok"}
+        results = {**{k: value for k, (kind, value) in outcomes.items() if kind == "ok"}, **self._restart(redo)}
+        self.reset_infos = [info for k in range(len(self._env_ids)) for info in results[k][1]]
+        self._obs = np.concatenate([results[k][0] for k in range(len(self._env_ids))])
+        self._failed = []
         self._reset_seeds()
         self._reset_options()
-        return np.concatenate(self._last_obs)
+        return self._obs
 
     def step_async(self, actions: np.ndarray) -> None:
         self._check_open()
         if self._refs is not None:
             raise RuntimeError("step_async() called twice without step_wait()")
+        if self._failed:
+            raise RuntimeError(f"envs {self._failed} failed in an earlier step: reset() rebuilds them")
         actions = check_actions(actions, self.num_envs, self.action_space.n, column_ok=True)
-        # All shards at once; each gets its slice (Ray puts the small array inline in the task).
-        self._refs = [actor.step.remote(actions[ids[0]:ids[-1] + 1]) for actor, ids in zip(self._actors, self._env_ids)]
+        self.bytes_moved += actions.nbytes
+        # All shards at once, each its slice; a shard replaced since the last step sits this one out.
+        self._refs = {k: actor.step.remote(actions[ids[0]:ids[-1] + 1])
+                      for k, (actor, ids) in enumerate(zip(self._actors, self._env_ids)) if k not in self._pending}
 
     def step_wait(self) -> VecEnvStepReturn:
         self._check_open()
         if self._refs is None:
             raise RuntimeError("step_wait() called without step_async()")
         refs, self._refs = self._refs, None
-        self._ray.wait(refs, num_returns=len(refs))
-        obs, rewards, dones, infos, busy = [], [], [], [], 0.0
-        now = round(time.time() - self.t_start, 6)
-        for k, ref in enumerate(refs):
-            try:
-                o, r, d, columns, extras, resets, seconds = self._ray.get(ref)
-            except self._lost_errors:
-                o, r, d, shard_infos = self._lost(k)
-            else:
-                busy = max(busy, seconds)
-                shard_infos = unpack_infos(columns, extras, len(d))
-                first = self._env_ids[k][0]
-                for i, info in extras.items():
-                    if "terminal_observation" in info:  # Ray's arrays are read-only views: SB3 writes into them
-                        shard_infos[i]["terminal_observation"] = np.array(info["terminal_observation"])
-                    if "episode" in info:  # the time since this env was built, as Monitor's
-                        shard_infos[i]["episode"] = {**info["episode"], "t": now}
-                for i, reset_info in resets.items():
-                    self.reset_infos[first + i] = reset_info
-            self._last_obs[k] = o
-            obs.append(o), rewards.append(r), dones.append(d), infos.extend(shard_infos)
+        outcomes = self._gather(refs, self.step_timeout_s)
+        lost = {k: [None] * len(self._env_ids[k]) for k, (kind, _) in outcomes.items() if kind == "lost"}
+        restarted = {**self._restart(lost), **self._pending}
+        self._pending = {}
+        n, now, last = self.num_envs, round(time.time() - self.t_start, 6), self._obs
+        obs = np.zeros_like(last)
+        rewards, dones = np.zeros(n, np.float32), np.zeros(n, bool)
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        failed, errors, busy = [], [], 0.0
+        for k, ids in enumerate(self._env_ids):
+            rows = slice(ids[0], ids[-1] + 1)
+            if k in restarted:  # its envs end as truncated episodes (SB3 bootstraps from their last obs)
+                obs[rows], self.reset_infos[rows] = restarted[k]
+                dones[rows] = True
+                for i in ids:
+                    infos[i] = {"TimeLimit.truncated": True, "terminal_observation": np.array(last[i])}
+                continue
+            kind, value = outcomes[k]
+            if kind == "error":  # an ordinary exception: all its envs failed, the others' results stand
+                failed += ids
+                errors.append(str(shard_error(k, ids, value)))
+                continue
+            o, r, d, columns, finals, resets, bad, error, seconds = value
+            busy = max(busy, seconds)
+            self.bytes_moved += o.nbytes + r.nbytes + d.nbytes + sum(c.nbytes for c in columns.values()) \
+                + sum(f.nbytes for f in finals.values())
+            obs[rows], rewards[rows], dones[rows] = o, r, d
+            self._infos(ids, columns, finals, bad, now, infos)
+            for j, reset_info in resets.items():
+                self.reset_infos[ids[0] + j] = reset_info
+            if bad:  # the engine's message names local env ids: make them global
+                failed += [ids[0] + j for j in bad]
+                errors.append(re.sub(r"\benv (\d+)", lambda m: f"env {ids[0] + int(m.group(1))}", strip_ansi(error)))
+        self._obs = obs
         self.steps, self.shard_busy_s = self.steps + 1, self.shard_busy_s + busy
-        return np.concatenate(obs), np.concatenate(rewards), np.concatenate(dones), infos
+        if failed:
+            self._failed = sorted(failed)
+            dones[failed] = False
+            raise EngineError("; ".join(errors) + " (the other envs stepped normally: see this error's obs, rewards, "
+                              "dones and infos; reset() rebuilds the failed envs)", self._failed, obs, rewards,
+                              dones, infos)
+        return obs, rewards, dones, infos
+
+    def _infos(self, ids: list[int], columns: dict[str, np.ndarray], finals: dict[int, np.ndarray],
+               bad: list[int], now: float, infos: list[dict[str, Any]]) -> None:
+        """SB3's info dicts of one shard's envs, from its columns (as ``AleNativeVecEnv.step_wait``)."""
+        lists = {key: column.tolist() for key, column in columns.items()}
+        lives, episode_frames, frames = lists["lives"], lists["episode_frame_number"], lists["frame_number"]
+        truncated, game_end = lists["TimeLimit.truncated"], lists["game_end"]
+        for j, i in enumerate(ids):
+            if j in bad:
+                continue
+            info: dict[str, Any] = {"lives": lives[j], "episode_frame_number": episode_frames[j],
+                                    "frame_number": frames[j]}
+            if game_end[j]:
+                info["episode"] = {"r": round(float(lists["episode_return"][j]), 6),
+                                   "l": int(lists["episode_length"][j]), "t": now}
+            info["TimeLimit.truncated"] = truncated[j]
+            if j in finals:  # Ray's arrays are read-only views: SB3 writes into them
+                info["terminal_observation"] = np.array(finals[j])
+            infos[i] = info
 
     def close(self) -> None:
-        """Stop the actors and free the placement group; calling it again does nothing."""
-        if getattr(self, "_closed", True):
-            return
+        """Stop the actors and free the placement group; idempotent, before or after ``ray.shutdown()``."""
         self._closed, self._refs = True, None
-        for actor in self._actors:
-            if actor is not None:
-                self._ray.kill(actor)
-        self._ray.util.remove_placement_group(self._pg)
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        return [image for part in self._broadcast("get_images", "", range(self.num_envs)) for image in part]
+        if self.render_mode != "rgb_array":
+            return [None] * self.num_envs
+        parts = self._call("get_images", "", list(range(self.num_envs)))
+        return [image for k in sorted(parts) for image in parts[k]]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """The attribute of each env, asked of the shards that hold them."""
-        if attr_name == "render_mode":  # the probe's: it warns when VecFrameStack stacks native stacks again
-            return self._probe_get_attr(attr_name, 0) * len(self._get_indices(indices))
-        return self._per_env("get_attr", attr_name, indices)
+        """The attribute of each env: set with ``set_attr`` (asked of its shard), else the env's own."""
+        indices = list(self._get_indices(indices))
+        found = self._per_env("get_attr", attr_name, indices) if self._attr_log else [(False, None)] * len(indices)
+        return [value if has else self._probe.get_attr(attr_name, self._probe_index[i])[0]
+                for i, (has, value) in zip(indices, found)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set the attribute on each env (a replaced shard's envs start without it)."""
+        """Set the attribute on each env; a replacement shard gets it again."""
+        self._probe.set_attr(attr_name, value, [])  # AleNativeVecEnv's check: engine options are fixed
+        indices = list(self._get_indices(indices))
         self._per_env("set_attr", attr_name, indices, value)
+        self._attr_log.append((attr_name, value, indices))
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
         """Call the method of each env, on the shards that hold them."""
-        return self._per_env("env_method", method_name, indices, *method_args, **method_kwargs)
+        return self._per_env("env_method", method_name, list(self._get_indices(indices)), *method_args,
+                             **method_kwargs)
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """As ``AleNativeVecEnv``: True for the SB3 wrappers whose job the engine does."""
-        # The probe had one env per distinct game, in order of first use (fire reset is per game).
-        by_game = dict(zip(dict.fromkeys(self.games), self._is_wrapped(wrapper_class)))
-        return [by_game[self.games[i]] for i in self._get_indices(indices)]
+        by_probe = self._probe.env_is_wrapped(wrapper_class)
+        return [by_probe[self._probe_index[i]] for i in self._get_indices(indices)]
 
     def get_action_meanings(self) -> list[str]:
-        return list(self._action_meanings)
+        return self._probe.get_action_meanings()
 
     def shard_info(self) -> list[dict[str, Any]]:
         """One dict per shard: its Ray ``node_id``, worker ``pid``, ``env_ids`` and ``restarts``."""
@@ -204,62 +314,39 @@ class RayAleVecEnv(VecEnv):
     # -- shards ----------------------------------------------------------------------------------
 
     def _spawn(self, k: int) -> Any:
-        """Shard k's actor, in bundle k of the placement group; seeded at the first reset."""
+        """Shard k's actor, in bundle k of the placement group (Ray moves a bundle off a dead node)."""
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        threads = self._shard_options["num_threads"]
-        threads = min(threads, len(self._env_ids[k])) or threads  # 0 stays 0: one per core
-        games = self.games[self._env_ids[k][0]:self._env_ids[k][-1] + 1]
+        preset, layout, options = self._layout
+        ids = self._env_ids[k]
+        threads = min(options["num_threads"], len(ids))  # this shard's CPUs, never its node's
         strategy = PlacementGroupSchedulingStrategy(self._pg, placement_group_bundle_index=k)
         return self._actor_class.options(scheduling_strategy=strategy).remote(
-            games[0] if len(set(games)) == 1 else games, len(games), None,
-            {**self._shard_options, "num_threads": threads})
+            self.games[ids[0]:ids[-1] + 1], preset, layout, {**options, "num_threads": threads})
 
-    def _replace(self, k: int, seeds: list | None = None, options: list | None = None) -> tuple[np.ndarray, list]:
-        """A fresh actor for shard k (in its bundle, which Ray moves off a dead node); its envs start new
-        games, with ``seeds`` if given (a reset), else unseeded as a new AleNativeVecEnv's. Returns its
-        reset obs and reset infos."""
-        ids = self._env_ids[k]
-        if self.restarts[k] >= self.max_restarts_per_shard:
-            raise RuntimeError(f"shard {k} (envs {ids[0]}..{ids[-1]}) died again after {self.restarts[k]} "
-                               f"restarts (max_restarts_per_shard={self.max_restarts_per_shard}): check its node")
-        self.restarts[k] += 1
-        self._ray.kill(self._actors[k])
-        self._actors[k] = self._spawn(k)
-        try:
-            self._where[k] = self._ray.get(self._actors[k].where.remote(), timeout=self.restart_timeout_s)
-            return self._ray.get(self._actors[k].reset.remote(seeds, options), timeout=self.restart_timeout_s)
-        except self._ray.exceptions.GetTimeoutError as error:
-            raise RuntimeError(f"shard {k} died and no replacement came up in {self.restart_timeout_s} s: "
-                               "the cluster has no room for its placement group bundle") from error
-        except self._lost_errors:
-            return self._replace(k, seeds, options)
-
-    def _lost(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """Shard k's actor died during this step: its envs end here as truncated episodes (SB3 bootstraps
-        from their last observation) and start new games on the replacement."""
-        last = self._last_obs[k]
-        obs, reset_infos = self._replace(k)
-        ids = self._env_ids[k]
-        self.reset_infos[ids[0]:ids[-1] + 1] = reset_infos
-        infos = [{"TimeLimit.truncated": True, "terminal_observation": np.array(last[j]) if last is not None
-                  else np.zeros(self.observation_space.shape, np.uint8)} for j in range(len(ids))]
-        return obs, np.zeros(len(ids), np.float32), np.ones(len(ids), bool), infos
-
-    def _per_env(self, how: str, name: str, indices: VecEnvIndices, *args: Any, **kwargs: Any) -> list[Any]:
-        indices = list(self._get_indices(indices))
-        parts = {k: iter(part or ()) for k, part in self._broadcast(how, name, indices, *args, **kwargs).items()}
+    def _per_env(self, how: str, name: str, indices: list[int], *args: Any, **kwargs: Any) -> list[Any]:
+        parts = {k: iter(part) for k, part in self._call(how, name, indices, *args, **kwargs).items()}
         return [] if how == "set_attr" else [next(parts[int(self._shard_of[i])]) for i in indices]
 
-    def _broadcast(self, how: str, name: str, indices: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+    def _call(self, how: str, name: str, indices: Sequence[int], *args: Any, **kwargs: Any) -> dict[int, Any]:
+        """Ask the shards that hold ``indices``; a lost one is replaced (its envs end as truncated
+        episodes at the next step) and asked again; an exception raised in one is raised here."""
         self._check_open()
         wanted: dict[int, list[int]] = {}
         for i in indices:
-            wanted.setdefault(int(self._shard_of[i]), []).append(i - self._env_ids[self._shard_of[i]][0])
-        refs = {k: self._actors[k].call.remote(how, name, local, args, kwargs) for k, local in wanted.items()}
-        results = dict(zip(refs, self._ray.get(list(refs.values()))))
-        if how == "get_images":
-            return [results[k] for k in sorted(results)]
+            k = int(self._shard_of[i])
+            wanted.setdefault(k, []).append(i - self._env_ids[k][0])
+        results: dict[int, Any] = {}
+        while wanted:
+            refs = {k: self._actors[k].call.remote(how, name, local, args, kwargs) for k, local in wanted.items()}
+            outcomes = self._gather(refs, self.step_timeout_s)
+            for k, (kind, value) in outcomes.items():
+                if kind == "error":
+                    raise shard_error(k, self._env_ids[k], value) from None
+            lost = {k: [None] * len(self._env_ids[k]) for k, (kind, _) in outcomes.items() if kind == "lost"}
+            self._pending.update(self._restart(lost))
+            results.update({k: value for k, (kind, value) in outcomes.items() if kind == "ok"})
+            wanted = {k: wanted[k] for k in lost}
         return results
 
     def _check_open(self) -> None:

@@ -1,72 +1,97 @@
-"""The actor side of RayAleVecEnv: one shard's AleNativeVecEnv, and its step packed into one object."""
+"""The actor side of RayAleVecEnv: one shard's native engine, its step returned as numpy columns.
+
+A shard builds on ``EngineCore`` and ``build_batch`` directly and never imports SB3 or torch
+(``AleNativeVecEnv`` would: seconds of start-up and hundreds of MB per actor). The driver turns
+the columns into SB3's list of info dicts.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Any
 
 import numpy as np
 
-from sb3_ale_vec.vec_env import AleNativeVecEnv
+from sb3_ale_vec._core import EngineCore
+from sb3_ale_vec.options import build_batch
 
-_SCALARS = (bool, int, float)
-
-
-def pack_infos(infos: list[dict[str, Any]]) -> tuple[dict[str, np.ndarray], dict[int, dict[str, Any]]]:
-    """Infos as one column per scalar key every env has, plus whole dicts for envs with more keys
-    (terminal observation, episode stats): per env, only its row crosses the network."""
-    keys = [k for k, v in infos[0].items() if type(v) in _SCALARS] if infos else []
-    columns = {}
-    for key in keys:
-        values = [info.get(key) for info in infos]
-        kind = type(values[0])
-        if all(type(v) is kind for v in values):
-            columns[key] = np.array(values, dtype=np.float64 if kind is float else kind)
-    extras = {i: info for i, info in enumerate(infos) if info.keys() - columns.keys() or len(info) != len(columns)}
-    return columns, extras
-
-
-def unpack_infos(columns: dict[str, np.ndarray], extras: dict[int, dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    lists = {key: column.tolist() for key, column in columns.items()}
-    return [dict(extras[i]) if i in extras else {key: values[i] for key, values in lists.items()} for i in range(n)]
+# The per-env info values every step has, as columns (row j is the shard's env j).
+INFO_COLUMNS = ("lives", "episode_frame_number", "frame_number", "TimeLimit.truncated",
+                "game_end", "episode_return", "episode_length")
 
 
 class Shard:
-    """The Ray actor of one shard: an ``AleNativeVecEnv`` for envs ``first .. first + num_envs - 1``."""
+    """The Ray actor of one shard: a native engine for a contiguous block of envs.
 
-    def __init__(self, game: str | list[str], num_envs: int, seed: int | None, options: dict[str, Any]) -> None:
-        self.env = AleNativeVecEnv(game, num_envs, seed=seed, **options)
+    :param games: ROM id of each of the shard's envs
+    :param preset: as for ``AleNativeVecEnv``
+    :param layout: the observation layout ``AleNativeVecEnv`` would use (``"chw"``, ``"hwc"``, ...)
+    :param options: engine options, as ``build_batch`` takes them (threads already per shard)
+    """
+
+    def __init__(self, games: list[str], preset: str, layout: str, options: dict[str, Any]) -> None:
+        batch = build_batch(games, len(games), preset, layout=layout, next_step_autoreset=False, **options)
+        self.core = EngineCore(batch, "shard")
+        self.action_meanings = list(batch.action_meanings)
+        self.attrs: list[dict[str, Any]] = [{} for _ in games]  # set_attr values, per env
+        self._raise_next = False
 
     def where(self) -> tuple[str, int]:
         import ray
 
         return ray.get_runtime_context().get_node_id(), os.getpid()
 
-    def reset(self, seeds: list[int | None] | None, options: list[dict[str, Any]] | None) -> tuple[np.ndarray, list]:
-        if seeds is not None:  # else: the seeds this shard was built with (a replacement's fresh ones)
-            self.env._seeds = seeds  # SB3's VecEnv field that seed() fills: one seed per env, used once
-            self.env.set_options(options)
-        return self.env.reset(), self.env.reset_infos
+    def imported(self, names: list[str]) -> list[bool]:
+        """Which of these modules this process has loaded (tests: a shard stays light)."""
+        return [name in sys.modules for name in names]
+
+    def reset(self, seeds: list[int | None]) -> tuple[np.ndarray, list[dict[str, Any]]]:
+        """Reset every env with its seed (None: continue its own stream); obs and reset infos."""
+        self.core.send_reset(seeds)
+        batch = self.core.recv_reset()
+        return batch.obs, [batch.reset_info(j) for j in range(self.core.num_envs)]
 
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:
+        """One step: obs, rewards, dones, info columns, the final obs of the envs that are done, the
+        reset infos of the envs that reset, the failed envs (local ids) and their error, seconds."""
         start = time.perf_counter()
-        obs, rewards, dones, infos = self.env.step(actions)
-        columns, extras = pack_infos(infos)
-        # reset_infos only change at a done (auto-reset), as DummyVecEnv's.
-        resets = {i: self.env.reset_infos[i] for i in np.flatnonzero(dones).tolist()}
-        return obs, rewards, dones, columns, extras, resets, time.perf_counter() - start
+        if self._raise_next:
+            self._raise_next = False
+            raise RuntimeError("injected shard error")
+        self.core.send(actions)
+        b = self.core.recv()
+        columns = dict(zip(INFO_COLUMNS, (b.lives, b.episode_frame_number, b.frame_number, b.time_limit,
+                                          b.game_end, b.episode_return, b.episode_length)))
+        failed = set(b.failed)
+        resets = {j: b.reset_info(j) for j in np.flatnonzero(b.reset).tolist() if j not in failed}
+        return (b.obs, b.rewards, b.dones, columns, b.final_obs, resets, sorted(failed), b.error,
+                time.perf_counter() - start)
 
     def call(self, how: str, name: str, local: list[int], args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+        """``get_attr`` (``(found, value)`` per env: the driver answers what was never set),
+        ``set_attr``, ``env_method`` or ``get_images`` for the shard's envs ``local``."""
         if how == "get_attr":
-            return self.env.get_attr(name, local)
+            return [(name in self.attrs[j], self.attrs[j].get(name)) for j in local]
         if how == "set_attr":
-            return self.env.set_attr(name, args[0], local)
+            for j in local:
+                self.attrs[j][name] = args[0]
+            return []
         if how == "env_method":
-            return self.env.env_method(name, *args, indices=local, **kwargs)
+            if name == "get_action_meanings":
+                return [list(self.action_meanings) for _ in local]
+            if name == "render":
+                return [self.core.screens()[j] for j in local]
+            raise AttributeError(f"AleNativeVecEnv envs have no method {name!r}")
         if how == "get_images":
-            return list(self.env.get_images())
+            return self.core.screens()
+        if how == "_inject_fault":  # tests: env local[0]'s next step fails in the engine
+            return self.core._inject_fault(local[0])
+        if how == "_raise_next":  # tests: the next step raises in Python, as an unexpected bug would
+            self._raise_next = True
+            return []
+        if how == "_hang":  # tests: this process stops answering for args[0] seconds
+            time.sleep(args[0])
+            return []
         raise ValueError(f"unknown call {how!r}")
-
-    def close(self) -> None:
-        self.env.close()

@@ -149,6 +149,9 @@ class AleNativeVecEnv(VecEnv):
         self._specs = [gym.spec(_SPEC_IDS[preset].format(camel_name(g))) for g in self.games]
         self.spec = self._specs[0]
         self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
+        # A step that step_wait() did not return whole (Ctrl-C, or an error): its results are lost,
+        # so the envs' state and the caller's disagree, and only reset() makes them agree again.
+        self._unfinished = False
         self.seed(seed)
 
     # -- the VecEnv contract ------------------------------------------------------------------
@@ -160,6 +163,7 @@ class AleNativeVecEnv(VecEnv):
         restarted: it plays one NOOP step and goes on (its seed is then unused).
         """
         # A step still in flight finishes first; its results are dropped.
+        self._unfinished = False
         self._engine.send_reset(self._seeds)
         batch = self._engine.recv_reset()
         self.reset_infos = [batch.reset_info(i) for i in range(self.num_envs)]
@@ -178,13 +182,21 @@ class AleNativeVecEnv(VecEnv):
         return super().seed(seed)
 
     def step_async(self, actions: np.ndarray) -> None:
+        self._check_finished()
         if self._engine.pending:
             raise RuntimeError("step_async() called twice without step_wait()")
         self._engine.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
 
+    def _check_finished(self) -> None:
+        if self._unfinished:
+            raise RuntimeError("the last step_wait() was interrupted (Ctrl-C) or failed before it returned, so "
+                               "its results are lost: reset() before stepping again")
+
     def step_wait(self) -> VecEnvStepReturn:
+        self._check_finished()
         if not self._engine.pending:
             raise RuntimeError("step_wait() called without step_async()")
+        self._unfinished = True  # until this step reaches the caller whole
         batch = self._engine.recv()
         failed = set(batch.failed)
         truncated, lives = batch.time_limit.tolist(), batch.lives.tolist()
@@ -209,6 +221,7 @@ class AleNativeVecEnv(VecEnv):
                 self.reset_infos[i] = batch.reset_info(i)
             infos.append(info)
         dones = batch.dones
+        self._unfinished = False  # the whole step reaches the caller, an EngineError's included
         if failed:
             raise EngineError(f"{batch.error} (the other envs stepped normally: see this error's obs, rewards, "
                               "dones and infos; reset() rebuilds the failed envs)", sorted(failed), batch.obs,

@@ -4,3 +4,31 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+import pytest  # noqa: E402
+
+NODES = 3  # the Ray tests' cluster: 3 nodes of 2 CPUs on this machine
+
+
+def add_node(cluster) -> None:
+    cluster.add_node(num_cpus=2, object_store_memory=100 * 2**20)
+    cluster.wait_for_nodes()
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A real multi-node Ray cluster on this machine, shared by the Ray test files (it takes a while to start)."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    # Fast node-death detection, so that a removed node's actors are declared dead in seconds.
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 2, "include_dashboard": False, "object_store_memory": 100 * 2**20,
+        "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 3}})
+    for _ in range(NODES - 1):
+        add_node(cluster)
+    ray.init(address=cluster.address)
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common import atari_wrappers  # noqa: E402
 from stable_baselines3.common.monitor import Monitor  # noqa: E402
 
+from conftest import add_node  # noqa: E402
 from helpers import assert_same_infos, compare_rollouts  # noqa: E402
 from sb3_ale_vec import AleNativeVecEnv  # noqa: E402
 from sb3_ale_vec.distributed import RayAleVecEnv  # noqa: E402
@@ -24,22 +24,6 @@ pytestmark = pytest.mark.slow  # a 3-node cluster takes a while to start
 # Short games (a frame limit of 600 = 150 steps), so that a few hundred steps see life losses,
 # game ends with episode stats, and time-limit truncations.
 OPTIONS = {"max_num_frames_per_episode": 600}
-NODES = 3
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    # Fast node-death detection, so that a removed node's actors are declared dead in seconds.
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 2, "include_dashboard": False, "object_store_memory": 100 * 2**20,
-        "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 3}})
-    for _ in range(NODES - 1):
-        cluster.add_node(num_cpus=2, object_store_memory=100 * 2**20)
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address)
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
 
 
 def _pair(num_envs, num_shards, seed, **kwargs):
@@ -141,8 +125,7 @@ def test_removed_node_ends_its_shard_and_training_goes_on(cluster):
         _same_rows(*_step_both(ref, ours, rng), others, t)
     ref.close()
     ours.close()
-    cluster.add_node(num_cpus=2, object_store_memory=100 * 2**20)  # back to 3 nodes for the tests after
-    cluster.wait_for_nodes()
+    add_node(cluster)  # back to 3 nodes for the tests after
 
 
 @pytest.mark.slow

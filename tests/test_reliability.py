@@ -146,3 +146,59 @@ def test_short_soak_keeps_memory_flat_and_results_equal_across_thread_counts():
     result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.soak", "--steps", steps, "--reset-every", "1499",
                              "--replay-steps", "300"], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0 and "soak: ok" in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+def _slow_env():
+    # One thread and a long frame skip: each step keeps recv() waiting for a good fraction of a second.
+    return AleNativeVecEnv("pong", 2, num_threads=1, frameskip=3000, max_num_frames_per_episode=0, seed=0)
+
+
+def _during_recv(env, action):
+    """Starts a step, runs action() from a timer thread while step_wait() waits, returns what step_wait did."""
+    import threading
+
+    env.step_async(np.zeros(2, dtype=np.int64))
+    timer = threading.Timer(0.05, action)
+    timer.start()
+    try:
+        return env.step_wait()
+    finally:
+        timer.join()
+
+
+def test_ctrl_c_in_step_wait_refuses_steps_until_reset():
+    env = _slow_env()
+    env.reset()
+    with pytest.raises(KeyboardInterrupt):
+        _during_recv(env, lambda: os.kill(os.getpid(), signal.SIGINT))
+    for _ in range(2):  # refused, clearly, and again: nothing ran meanwhile
+        with pytest.raises(RuntimeError, match=r"interrupted \(Ctrl-C\).*reset\(\) before stepping again"):
+            env.step(np.zeros(2, dtype=np.int64))
+    env.reset()
+    obs, rewards, dones, infos = env.step(np.zeros(2, dtype=np.int64))
+    assert obs.shape == (2, 4, 84, 84) and len(infos) == 2
+    env.close()
+
+
+def test_signal_handler_that_closes_the_env_during_step_wait():
+    env = _slow_env()
+    env.reset()
+    previous = signal.signal(signal.SIGINT, lambda *_: env.close())
+    try:
+        with pytest.raises(RuntimeError, match="closed .* while recv\\(\\) waited"):
+            _during_recv(env, lambda: os.kill(os.getpid(), signal.SIGINT))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert env._engine.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset()
+    env.close()  # still idempotent
+
+
+def test_close_from_another_thread_during_step_wait():
+    env = _slow_env()
+    env.reset()
+    with pytest.raises(RuntimeError, match="closed .* while recv\\(\\) waited"):
+        _during_recv(env, env.close)
+    assert env._engine.closed
+    env.close()

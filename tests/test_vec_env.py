@@ -155,6 +155,21 @@ def test_thread_affinity_offset_pins_each_worker_to_its_core():
     assert len(workers) == 2 and expected and sorted(workers.values()) == expected, (workers, expected)
 
 
+def test_threads_follow_the_process_affinity_mask_not_the_machine():
+    # What Ray, Kubernetes or Slurm give a process is its affinity mask: one CPU here means one thread.
+    import subprocess
+    import sys
+
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+            "from sb3_ale_vec import AleNativeVecEnv\n"
+            "print(AleNativeVecEnv('pong', 4).num_threads)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "1", result.stderr[-2000:]
+    env = AleNativeVecEnv("pong", 4)
+    assert env.num_threads == min(4, len(os.sched_getaffinity(0)))
+    env.close()
+
+
 @pytest.mark.tsan
 def test_results_do_not_depend_on_the_thread_count_or_pinning():
     runs = []

@@ -1,0 +1,200 @@
+"""RayAleVecEnv's faults, each kind on a real Ray cluster against the real emulator: lost, hung and
+raising shards, in steps and outside them, seeds, configuration and teardown."""
+
+import gc
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+from helpers import assert_same_infos  # noqa: E402
+from sb3_ale_vec import AleNativeVecEnv, EngineError  # noqa: E402
+from sb3_ale_vec.distributed import RayAleVecEnv  # noqa: E402
+from sb3_ale_vec.options import ALE_MAX_SEED  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+OPTIONS = {"max_num_frames_per_episode": 600}
+
+
+def _pair(num_envs, num_shards, seed, **kwargs):
+    return (AleNativeVecEnv("breakout", num_envs, seed=seed, **OPTIONS),
+            RayAleVecEnv("breakout", num_envs, num_shards=num_shards, seed=seed, **OPTIONS, **kwargs))
+
+
+def _same_rows(ref_step, our_step, rows, where):
+    (o1, r1, d1, i1), (o2, r2, d2, i2) = ref_step, our_step
+    assert np.array_equal(o1[rows], o2[rows]), where
+    assert np.array_equal(r1[rows], r2[rows]) and np.array_equal(d1[rows], d2[rows]), where
+    assert_same_infos([i1[i] for i in rows], [i2[i] for i in rows], where)
+
+
+def _warm(ref, ours, steps=10):
+    rng = np.random.default_rng(0)
+    assert np.array_equal(ref.reset(), ours.reset())
+    for t in range(steps):
+        actions = rng.integers(0, 4, ours.num_envs)
+        _same_rows(ref.step(actions), ours.step(actions), range(ours.num_envs), t)
+    return rng
+
+
+def _placement_groups() -> int:
+    return sum(pg["state"] != "REMOVED" for pg in ray.util.placement_group_table().values())
+
+
+def test_an_env_failing_in_a_shard_gives_global_ids_and_keeps_every_other_result(cluster):
+    ref, ours = _pair(6, 3, seed=1)
+    rng = _warm(ref, ours)
+    ours._call("_inject_fault", "", [3])  # shard 1 (envs 2..3), its local env 1
+    actions = rng.integers(0, 4, 6)
+    o, r, d, i = ref.step(actions)
+    with pytest.raises(EngineError, match="env 3: injected fault") as caught:
+        ours.step(actions)
+    error = caught.value
+    assert error.env_ids == [3] and "\x1b" not in str(error)
+    others = [0, 1, 2, 4, 5]
+    _same_rows((o, r, d, i), (error.obs, error.rewards, error.dones, error.infos), others, "EngineError")
+    assert not error.obs[3].any() and error.infos[3] == {}
+    with pytest.raises(RuntimeError, match=r"envs \[3\] failed in an earlier step: reset\(\) rebuilds them"):
+        ours.step(actions)
+    mine, theirs = ours.reset(), ref.reset()  # env 3 rebuilt (a new game); the others as the reference
+    assert np.array_equal(mine[others], theirs[others]) and mine[3].any()
+    ours.step(actions)
+    ref.close(), ours.close()
+
+
+def test_an_exception_in_a_shard_fails_its_envs_only(cluster):
+    ref, ours = _pair(6, 3, seed=2)
+    rng = _warm(ref, ours)
+    ours._call("_raise_next", "", [4])  # shard 2 (envs 4..5) raises in Python at its next step
+    actions = rng.integers(0, 4, 6)
+    ref_step = ref.step(actions)
+    with pytest.raises(EngineError, match=r"shard 2 \(envs 4..5\): injected shard error") as caught:
+        ours.step(actions)
+    error = caught.value
+    assert error.env_ids == [4, 5] and "\x1b" not in str(error) and not error.obs[4:].any()
+    _same_rows(ref_step, (error.obs, error.rewards, error.dones, error.infos), range(4), "the other shards")
+    ours.reset()
+    ours.step(actions)
+    ref.close(), ours.close()
+
+
+def test_a_hung_shard_is_replaced_after_step_timeout(cluster):
+    ref, ours = _pair(6, 3, seed=3, step_timeout_s=3.0)
+    rng = _warm(ref, ours)
+    last = ref.step(np.zeros(6, int))[0]
+    ours.step(np.zeros(6, int))
+    before = ours.shard_info()[0]["pid"]
+    ours._actors[0].call.remote("_hang", "", [], (600,), {})  # busy for 10 minutes: the step waits on it
+    actions = rng.integers(0, 4, 6)
+    start = time.monotonic()
+    ref_step, (obs, rewards, dones, infos) = ref.step(actions), ours.step(actions)
+    assert 3.0 <= time.monotonic() - start < 60
+    _same_rows(ref_step, (obs, rewards, dones, infos), [2, 3, 4, 5], "after the hang")
+    assert dones[:2].all() and all(infos[i]["TimeLimit.truncated"] for i in (0, 1))
+    assert all(np.array_equal(infos[i]["terminal_observation"], last[i]) for i in (0, 1))
+    now = ours.shard_info()[0]
+    assert now["restarts"] == 1 and now["pid"] != before
+    ref.close(), ours.close()
+
+
+@pytest.mark.parametrize("how", ["get_attr", "env_method", "get_images", "set_attr", "reset"])
+def test_a_shard_lost_outside_a_step_is_replaced_there(cluster, how):
+    ref, ours = _pair(6, 3, seed=4)
+    rng = _warm(ref, ours)
+    ours.set_attr("note", "x", indices=[2, 5])
+    last = ref.step(np.ones(6, int))[0]
+    ours.step(np.ones(6, int))
+    os.kill(ours.shard_info()[1]["pid"], signal.SIGKILL)  # envs 2..3
+    time.sleep(0.5)
+    if how == "reset":
+        mine, theirs = ours.reset(), ref.reset()  # the replacement's envs start new games there
+        assert np.array_equal(mine[[0, 1, 4, 5]], theirs[[0, 1, 4, 5]]) and mine[[2, 3]].any()
+    else:
+        call = {"get_attr": lambda: ours.get_attr("note", [2, 5]), "set_attr": lambda: ours.set_attr("y", 1, 3),
+                "env_method": lambda: ours.env_method("get_action_meanings", indices=[3]),
+                "get_images": lambda: ours.get_images()}[how]
+        result = call()
+        if how == "get_attr":
+            assert result == ["x", "x"]
+    assert ours.shard_info()[1]["restarts"] == 1
+    assert ours.get_attr("note", [2, 5]) == ["x", "x"]  # set_attr replayed on the replacement
+    if how != "reset":  # its envs end as truncated episodes at the next step; the others go on
+        actions = rng.integers(0, 4, 6)
+        ref_step, (obs, rewards, dones, infos) = ref.step(actions), ours.step(actions)
+        _same_rows(ref_step, (obs, rewards, dones, infos), [0, 1, 4, 5], how)
+        assert dones[[2, 3]].all() and infos[2]["TimeLimit.truncated"]
+        assert np.array_equal(infos[3]["terminal_observation"], last[3])
+    ref.close(), ours.close()
+
+
+def test_lost_shards_are_replaced_together_with_reproducible_seeds(cluster):
+    runs = []
+    for _ in range(2):  # the same seed and the same faults: the same results, every env
+        env = RayAleVecEnv("breakout", 6, num_shards=3, seed=11, **OPTIONS)
+        rng, out = np.random.default_rng(5), [env.reset()]
+        for t in range(20):
+            if t == 8:
+                for k in (0, 2):
+                    os.kill(env.shard_info()[k]["pid"], signal.SIGKILL)
+            obs, rewards, dones, infos = env.step(rng.integers(0, 4, 6))
+            out += [obs, rewards, dones]
+        assert [s["restarts"] for s in env.shard_info()] == [1, 0, 1]
+        runs.append(out)
+        env.close()
+    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+
+
+def test_the_ale_preset_builds_with_no_seed_every_time(cluster):
+    env = RayAleVecEnv("breakout", 4, num_shards=2, preset="ale")
+    for _ in range(200):
+        env.seed()
+        assert 0 <= min(env._seeds) and max(env._seeds) <= ALE_MAX_SEED
+    env.reset()
+    with pytest.raises(ValueError, match=r"the ale preset takes seeds in \[0, 2147483647\]"):
+        env.seed(ALE_MAX_SEED - 2)
+    env.close()
+
+
+def test_shards_import_neither_sb3_nor_torch(cluster):
+    env = RayAleVecEnv("pong", 2, num_shards=2)
+    for actor in env._actors:
+        assert ray.get(actor.imported.remote(["stable_baselines3", "torch", "sb3_ale_vec._engine"])) == [
+            False, False, True]
+    env.close()
+
+
+def test_configuration_that_cannot_hold_is_refused(cluster):
+    before = _placement_groups()
+    with pytest.raises(ValueError, match="address='127.0.0.1:1' names .* but Ray is already initialised"):
+        RayAleVecEnv("pong", 2, num_shards=1, address="127.0.0.1:1")
+    with pytest.raises(ValueError, match="thread_affinity_offset is not allowed with RayAleVecEnv"):
+        RayAleVecEnv("pong", 2, num_shards=1, thread_affinity_offset=0)
+    assert _placement_groups() == before
+    RayAleVecEnv("pong", 2, num_shards=1, address=cluster.address).close()  # the same cluster: fine
+
+
+def test_an_env_never_closed_frees_its_placement_group(cluster):
+    before = _placement_groups()
+    env = RayAleVecEnv("pong", 2, num_shards=2)
+    assert _placement_groups() == before + 1
+    del env
+    gc.collect()
+    deadline = time.time() + 30
+    while time.time() < deadline and _placement_groups() != before:
+        time.sleep(0.2)
+    assert _placement_groups() == before
+
+
+def test_close_and_ray_shutdown_in_either_order(cluster):
+    first = RayAleVecEnv("pong", 2, num_shards=1)
+    second = RayAleVecEnv("pong", 2, num_shards=1)
+    first.close()
+    ray.shutdown()
+    first.close(), second.close(), second.close()
+    ray.init(address=cluster.address)
+    with pytest.raises(RuntimeError, match="closed"):
+        second.reset()

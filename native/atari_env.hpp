@@ -45,6 +45,8 @@ class AtariEnv {
   void step(int action, float strength, StepResult& result, uint8_t* obs);
 
   const std::vector<uint8_t>& final_obs() const { return final_obs_; }
+  /// The current stack, what the last reset or step returned (a partial reset's untouched rows).
+  void write_obs(uint8_t* out) const { stack_.write(out); }
   const ResetInfo& reset_info() const { return reset_info_; }
   /// The current screen as (210, 160, 3) RGB, what AtariEnv.render() returns.
   void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }

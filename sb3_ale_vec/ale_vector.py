@@ -213,3 +213,10 @@ class AtariVectorEnv(VectorEnv):
         if bad.size:
             raise ValueError(f"action {actions[bad[0]]} (row {bad[0]}) is out of range: allowed 0..{n - 1}")
         return actions.astype(np.int64)
+
+    def xla(self) -> tuple[Any, Any, Any]:
+        """``(handle, reset, step)``: pure JAX functions of this env for ``jax.jit`` / ``lax.scan``, with
+        ale-py 0.12.1's ``xla()`` contract (needs ``pip install "sb3-ale-vec[jax]"``; see ``sb3_ale_vec.xla``)."""
+        from sb3_ale_vec.xla import xla_functions
+
+        return xla_functions(self, "ale")

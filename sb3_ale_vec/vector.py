@@ -301,6 +301,14 @@ class AleVectorEnv(VectorEnv):
         return continuous_to_discrete(actions, count, self.single_action_space, self.continuous_action_threshold,
                                       self._directions)
 
+    def xla(self) -> tuple[Any, Any, Any]:
+        """``(handle, reset, step)``: pure JAX functions of this env for ``jax.jit`` / ``lax.scan``, ale-py's
+        ``xla()`` contract with this env's seeds and infos and float32 rewards (``NEXT_STEP`` autoreset only;
+        needs ``pip install "sb3-ale-vec[jax]"``; see ``sb3_ale_vec.xla``)."""
+        from sb3_ale_vec.xla import xla_functions
+
+        return xla_functions(self, "gymnasium")
+
 
 def continuous_to_discrete(actions: Any, count: int, space: spaces.Box, threshold: float,
                            directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

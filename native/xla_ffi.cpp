@@ -190,7 +190,9 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
                 ffi::Result<ffi::Buffer<ffi::PRED>> truncated, ffi::Result<ffi::Buffer<ffi::S32>> out_ids,
                 ffi::Result<ffi::Buffer<ffi::S32>> lives, ffi::Result<ffi::Buffer<ffi::S32>> frame_number,
                 ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number, ffi::Result<ffi::Buffer<ffi::PRED>> game_end,
-                ffi::Result<ffi::Buffer<ffi::F32>> episode_return, ffi::Result<ffi::Buffer<ffi::S32>> episode_steps) {
+                ffi::Result<ffi::Buffer<ffi::F32>> episode_return, ffi::Result<ffi::Buffer<ffi::S32>> episode_steps,
+                ffi::Result<ffi::Buffer<ffi::PRED>> reset, ffi::Result<ffi::Buffer<ffi::S32>> step_info,
+                ffi::Result<ffi::Buffer<ffi::U8>> final_obs) {
   return with_engine(handle, new_handle, [&](Engine& engine, Slot& slot) {
     const auto n = static_cast<size_t>(engine.num_envs()), batch = static_cast<size_t>(engine.batch_size());
     const auto obs_size = static_cast<size_t>(engine.config(0).obs_size());
@@ -198,6 +200,12 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
     if (strengths.element_count() != batch) return size_error("paddle strengths", strengths.element_count(), batch);
     if (obs->element_count() != batch * obs_size) return size_error("obs", obs->element_count(), batch * obs_size);
     if (out_ids->element_count() != batch) return size_error("env_id", out_ids->element_count(), batch);
+    if (step_info->element_count() != 3 * batch) return size_error("step info", step_info->element_count(), 3 * batch);
+    // SAME_STEP functions ask for the final observations; NEXT_STEP ones pass an empty buffer.
+    const bool finals = final_obs->element_count() != 0;
+    if (finals && final_obs->element_count() != batch * obs_size) {
+      return size_error("final_obs", final_obs->element_count(), batch * obs_size);
+    }
     const bool direct = batch == n;
     std::vector<int> ids(batch);
     if (direct) {
@@ -227,6 +235,20 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
       game_end->typed_data()[k] = r.game_end;
       episode_return->typed_data()[k] = static_cast<float>(r.episode_return);
       episode_steps->typed_data()[k] = static_cast<int32_t>(r.episode_steps);
+      reset->typed_data()[k] = r.reset;
+      int32_t* raw = step_info->typed_data() + 3 * k;  // the step's own info, before any auto-reset
+      raw[0] = r.lives;
+      raw[1] = r.frame_number;
+      raw[2] = r.episode_frame_number;
+      if (finals) {
+        uint8_t* row = final_obs->typed_data() + k * obs_size;
+        const std::vector<uint8_t>& src = engine.env(i).final_obs();
+        if (r.reset && src.size() == obs_size) {
+          std::copy(src.begin(), src.end(), row);
+        } else {
+          std::fill_n(row, obs_size, uint8_t{0});
+        }
+      }
     }
     slot.next_ids = std::move(got);
     return ffi::Error::Success();
@@ -263,7 +285,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_step, Step,
                                   .Ret<ffi::Buffer<ffi::S32>>()    // episode_frame_number
                                   .Ret<ffi::Buffer<ffi::PRED>>()   // game_end
                                   .Ret<ffi::Buffer<ffi::F32>>()    // episode_return (unclipped, at game_end)
-                                  .Ret<ffi::Buffer<ffi::S32>>());  // episode_steps (at game_end)
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // episode_steps (at game_end)
+                                  .Ret<ffi::Buffer<ffi::PRED>>()   // reset (the obs starts a new episode)
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // the step's lives, frame_number, episode_frame_number
+                                  .Ret<ffi::Buffer<ffi::U8>>());   // final obs (SAME_STEP; empty otherwise)
 
 bool available() { return true; }
 int api_major() { return XLA_FFI_API_MAJOR; }

@@ -87,11 +87,16 @@ def register(jax: Any) -> None:
 
 
 def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
-    """``(handle, reset, step)`` for ``env``; ``kind`` is ``"ale"`` (the drop-in: ale-py's seeds,
-    int32 rewards) or ``"gymnasium"`` (AleVectorEnv: its seeds, float32 rewards, its info keys)."""
+    """``(handle, reset, step)`` for ``env``; ``kind`` is ``"ale"`` (the drop-in: ale-py's seeds, int32
+    rewards, NEXT_STEP) or ``"gymnasium"`` (AleVectorEnv, any preset: its seeds, its info keys, float32
+    rewards; NEXT_STEP, or SAME_STEP with dense ``final_obs``/``final_info``, zeros where no reset)."""
     jax, jnp = import_jax()
-    if AutoresetMode(env.autoreset_mode) != AutoresetMode.NEXT_STEP:
-        raise ValueError(f"xla() needs autoreset_mode=NEXT_STEP (as ale-py's), this env has {env.autoreset_mode}")
+    mode = AutoresetMode(env.autoreset_mode)
+    # ale-py's xla() asserts NEXT_STEP; AleVectorEnv's SB3 chain only resets in the same step.
+    allowed = (AutoresetMode.NEXT_STEP,) if kind == "ale" else (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+    if mode not in allowed:
+        raise ValueError(f"xla() needs autoreset_mode {' or '.join(m.name for m in allowed)}, this env has {mode.name}")
+    same_step = mode == AutoresetMode.SAME_STEP
     engine = env._engine.live()  # a closed env raises here
     register(jax)
     num_envs, batch = env.num_envs, env.batch_size
@@ -111,7 +116,9 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
     step_call = jax.ffi.ffi_call(
         STEP_TARGET, (handle_struct, obs_struct, info_struct(jnp.float32), info_struct(jnp.bool_),
                       info_struct(jnp.bool_), *[info_struct(jnp.int32)] * 4, info_struct(jnp.bool_),
-                      info_struct(jnp.float32), info_struct(jnp.int32)),
+                      info_struct(jnp.float32), info_struct(jnp.int32), info_struct(jnp.bool_),
+                      jax.ShapeDtypeStruct((batch, 3), jnp.int32),
+                      jax.ShapeDtypeStruct(obs_shape if same_step else (0,), jnp.uint8)),
         has_side_effect=True, vmap_method="broadcast_all")
 
     def infos(env_id: Any, lives: Any, frame_number: Any, episode_frame_number: Any) -> dict[str, Any]:
@@ -150,11 +157,17 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
                 raise ValueError(f"actions must be integers of shape ({batch},), got {actions.dtype} {actions.shape}")
             ids, strengths = actions.astype(jnp.int32), jnp.ones(batch, jnp.float32)
         (handle, obs, rewards, terminated, truncated, env_id, lives, frame_number, episode_frame_number, game_end,
-         episode_return, episode_steps) = step_call(handle, ids, strengths)
+         episode_return, episode_steps, reset_rows, step_info, final_obs) = step_call(handle, ids, strengths)
         info = infos(env_id, lives, frame_number, episode_frame_number)
         if kind == "ale":
             rewards = rewards.astype(jnp.int32)
-        elif scores:
+        if same_step:  # gymnasium's final_obs / final_info, dense: zeros in the rows that did not reset
+            final_info = {key: jnp.where(reset_rows, step_info[:, column], 0)
+                          for column, key in enumerate(("lives", "frame_number", "episode_frame_number"))}
+            final_info.update({f"_{key}": reset_rows for key in _GYM_INFO_KEYS})
+            info.update({"final_obs": final_obs, "_final_obs": reset_rows, "final_info": final_info,
+                         "_final_info": reset_rows})
+        if scores:
             info["episode"] = {"r": episode_return, "l": episode_steps}
             info["_episode"] = game_end
         return handle, (obs, rewards, terminated, truncated, info)

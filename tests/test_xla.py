@@ -190,3 +190,16 @@ def test_without_jax_xla_says_what_to_install(monkeypatch):
     with pytest.raises(DependencyNotInstalled, match=r'pip install "sb3-ale-vec\[jax\]"'):
         env.xla()
     env.close()
+
+
+@pytest.mark.slow
+def test_ppo_example_runs():
+    """A smoke test: learning is out of reach in a test's seconds on 2 cores (a CPU Nature CNN runs
+    tens of env steps/s with its updates), so it checks the run, the losses and the throughput line."""
+    pytest.importorskip("optax")
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "ppo_atari_jax.py"), "--num-envs", "2",
+                          "--num-steps", "16", "--total-steps", "64", "--minibatches", "2", "--epochs", "1"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    line = next(s for s in out.stdout.splitlines() if s.startswith("iteration 2/2"))
+    assert "env steps/s" in line and np.isfinite(float(line.split("loss ")[1].split(",")[0]))

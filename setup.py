@@ -8,6 +8,7 @@ neither.
 """
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -181,6 +182,22 @@ def write_version_hpp(ale: Path, generated: Path, version: str) -> None:
         (generated / "version.hpp").write_text(text)
 
 
+def xla_ffi_include() -> str | None:
+    """jaxlib's copy of XLA's FFI headers (header-only; jaxlib is a build requirement, pinned in
+    pyproject.toml), for native/xla_ffi.cpp. Found without importing jaxlib. None, with a note, when
+    jaxlib is missing (a build without isolation) or SB3_ALE_VEC_XLA=0: the engine is then built
+    without the XLA targets and xla() says so."""
+    if os.environ.get("SB3_ALE_VEC_XLA", "1") == "0":
+        return None
+    spec = importlib.util.find_spec("jaxlib")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        include = Path(location) / "include"
+        if (include / "xla" / "ffi" / "api" / "ffi.h").is_file():
+            return str(include)
+    print("note: jaxlib (a build requirement) is not installed here: building without the XLA FFI targets")
+    return None
+
+
 def zlib_link_args() -> list:
     """ALE reads ROMs with zlib. libz.so.1 is on every manylinux policy's list of system libraries, so
     auditwheel leaves it out of a wheel; SB3_ALE_VEC_STATIC_ZLIB=1 (the wheel command in the README)
@@ -211,6 +228,10 @@ class BuildExt(build_ext):
                 # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
                 ext.extra_compile_args += [*flags, *ENGINE_FLAGS]
                 ext.define_macros.append(("SB3_ALE_VEC_ALE_VERSION", f'"{ale_version()}"'))
+                xla_include = xla_ffi_include()
+                if xla_include:  # as a system header: -Wall -Wextra judge only our code
+                    ext.extra_compile_args += ["-isystem", xla_include]
+                    ext.define_macros.append(("SB3_ALE_VEC_XLA_FFI", "1"))
                 ext.extra_link_args += [*sanitize_flags(), *zlib_link_args()]  # after ALE's core, which needs it
             ext.extra_objects = [library]
         super().run()

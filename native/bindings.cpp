@@ -13,6 +13,7 @@
 #include "engine.hpp"
 #include "hooks.hpp"
 #include "py_batch.hpp"
+#include "xla_ffi.hpp"
 
 namespace py = pybind11;
 using sb3ale::Engine;
@@ -71,6 +72,7 @@ class PyEngine {
     }
     {
       py::gil_scoped_release release;  // joining waits for work in flight
+      sb3ale::xla::forget(engine_.get());  // waits for an XLA step using it; its handle then names nothing
       engine_.reset();
     }
     pending_obs_ = py::none();
@@ -191,6 +193,8 @@ class PyEngine {
     return d;
   }
 
+
+  uint64_t xla_handle() { return sb3ale::xla::handle_for(get()); }
   bool pending() { return engine_ && engine_->in_flight() > 0; }
   void inject_fault(int i) { get().inject_fault(i); }
   bool closed() const { return !engine_ || close_requested_; }
@@ -374,8 +378,15 @@ PYBIND11_MODULE(_engine, m) {
       .def_property_readonly("num_envs", &PyEngine::num_envs)
       .def_property_readonly("num_threads", &PyEngine::num_threads)
       .def_property_readonly("batch_size", &PyEngine::batch_size)
-      .def_property_readonly("obs_shape", &PyEngine::obs_shape);
+      .def_property_readonly("obs_shape", &PyEngine::obs_shape)
+      .def("xla_handle", &PyEngine::xla_handle, "The id that sb3_ale_vec.xla's handle carries (registered once).");
 
+  // XLA FFI handlers (native/xla_ffi.cpp) as capsules for jax.ffi.register_ffi_target; None when not built.
+  m.def("xla_ffi_targets", [] {
+    if (!sb3ale::xla::available()) return py::object(py::none());
+    return py::object(py::make_tuple(py::make_tuple(sb3ale::xla::api_major(), sb3ale::xla::api_minor()),
+                                     py::capsule(sb3ale::xla::reset_handler()), py::capsule(sb3ale::xla::step_handler())));
+  }, "((ffi_api_major, ffi_api_minor), reset capsule, step capsule) or None.");
   sb3ale::add_hooks(m);
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");

@@ -5,6 +5,7 @@
     python -m sb3_ale_vec.bench --game pong --num-envs 16,32 --threads 1,2 --out bench
     python -m sb3_ale_vec.bench --ppo      # SB3 PPO throughput (bench_ppo.py)
     python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (bench_ray.py)
+    python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (bench_xla.py)
 
 Equal work: every peer of the first table is configured alike (see bench_peers.EQUAL_WORK), so all
 emulate the same frames: this engine and ale-py's AtariVectorEnv, given the same seed and actions,
@@ -191,6 +192,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
     parser.add_argument("--ray", default="", metavar="SHARDS",
                         help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (bench_ray.py)")
+    parser.add_argument("--xla", action="store_true",
+                        help="jitted lax.scan over xla()'s step vs a Python loop over step() vs ale-py's xla() (N=8,64)")
     args = parser.parse_args(argv)
     games = (args.game or (FULL_GAMES if args.full else "breakout")).split(",")
     sizes = [int(x) for x in (args.num_envs or ("8,16,64" if args.full else "8")).split(",")]
@@ -203,6 +206,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         return main_ray(games[0], sizes[0], [int(k) for k in args.ray.split(",")],
                         args.steps or ENV_STEPS_PER_RUN // sizes[0], 10, repeats)
+    if args.xla:
+        from sb3_ale_vec.bench_xla import main_xla
+
+        return main_xla(games[0], [int(x) for x in (args.num_envs or "8,64").split(",")],
+                        args.steps or ENV_STEPS_PER_RUN, repeats)
     if args.ppo:
         from sb3_ale_vec.bench_ppo import main_ppo
 

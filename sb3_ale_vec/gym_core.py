@@ -173,6 +173,14 @@ class GymVectorCore(VectorEnv):
     def num_threads(self) -> int:
         return self._engine.num_threads
 
+    def xla(self) -> tuple[Any, Any, Any]:
+        """``(handle, reset, step)``: pure JAX functions of this env for ``jax.jit`` / ``lax.scan``, with
+        ale-py 0.12.1's ``xla()`` contract and this front-end's seeds and infos (needs
+        ``pip install "sb3-ale-vec[jax]"``; see ``sb3_ale_vec.xla``)."""
+        from sb3_ale_vec.xla import xla_functions
+
+        return xla_functions(self, "ale" if self._seed_per_reset else "gymnasium")
+
     # -- what each front-end says -------------------------------------------------------------------
 
     def _translate(self, batch: StepBatch) -> tuple[np.ndarray, dict[str, Any]]:

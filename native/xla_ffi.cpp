@@ -1,0 +1,309 @@
+// The XLA FFI targets behind sb3_ale_vec.xla: reset and step of one engine, called by XLA on its own
+// thread with no Python and no GIL. Results go straight into XLA's buffers (a full synchronous batch
+// is written there by the workers themselves).
+#include "xla_ffi.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#ifdef SB3_ALE_VEC_XLA_FFI
+#include "xla/ffi/api/ffi.h"
+#endif
+
+namespace sb3ale::xla {
+
+namespace {
+
+/// One registered engine. The mutex serialises the handlers and forget(): an engine is never
+/// destroyed under a running handler.
+struct Slot {
+  std::mutex mutex;
+  Engine* engine = nullptr;  // null once forgotten
+  std::vector<int> next_ids;  // batched mode: the envs the last recv returned, which the next step addresses
+};
+
+std::mutex registry_mutex;
+std::unordered_map<uint64_t, std::shared_ptr<Slot>> slots;
+uint64_t next_handle = 1;  // 0 is never a handle: an all-zero buffer is an obvious mistake
+
+std::shared_ptr<Slot> find(uint64_t handle) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  const auto it = slots.find(handle);
+  return it == slots.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+uint64_t handle_for(Engine& engine) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (const auto& [handle, slot] : slots) {
+    if (slot->engine == &engine) return handle;
+  }
+  const uint64_t handle = next_handle++;
+  auto slot = std::make_shared<Slot>();
+  slot->engine = &engine;
+  slots.emplace(handle, std::move(slot));
+  return handle;
+}
+
+void forget(const Engine* engine) {
+  std::shared_ptr<Slot> found;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    for (auto it = slots.begin(); it != slots.end(); ++it) {
+      if (it->second->engine == engine) {
+        found = it->second;
+        slots.erase(it);
+        break;
+      }
+    }
+  }
+  if (!found) return;
+  std::lock_guard<std::mutex> lock(found->mutex);  // a handler holding the slot finishes first
+  found->engine = nullptr;
+}
+
+#ifdef SB3_ALE_VEC_XLA_FFI
+
+namespace ffi = ::xla::ffi;
+
+namespace {
+
+constexpr size_t kHandleBytes = sizeof(uint64_t);
+
+/// The current info of env i: a reset's own info where the env last reset (ALE reports the info of
+/// the state it returns), else its last step's. SB3's FireReset reset reports none: the step's.
+struct Info {
+  int lives, frame_number, episode_frame_number;
+};
+
+Info current_info(const Engine& engine, int i) {
+  const StepResult& r = engine.result(i);
+  if (r.reset) {
+    const ResetInfo& info = engine.env(i).reset_info();
+    if (!info.empty) return {info.lives, info.frame_number, info.episode_frame_number};
+  }
+  return {r.lives, r.frame_number, r.episode_frame_number};
+}
+
+/// Runs `body` on the engine that `handle` names, holding its slot; errors become FFI errors.
+template <typename Body>
+ffi::Error with_engine(const ffi::Buffer<ffi::U8>& handle, ffi::Result<ffi::Buffer<ffi::U8>>& new_handle,
+                       Body body) {
+  if (handle.element_count() != kHandleBytes || new_handle->element_count() != kHandleBytes) {
+    return ffi::Error::InvalidArgument(
+        "sb3_ale_vec: the handle must be one (8,) uint8 array; the xla functions cannot be vmapped "
+        "(got " + std::to_string(handle.element_count()) + " bytes)");
+  }
+  uint64_t id = 0;
+  std::memcpy(&id, handle.typed_data(), kHandleBytes);
+  std::memcpy(new_handle->typed_data(), handle.typed_data(), kHandleBytes);  // same env, a new value
+  const std::shared_ptr<Slot> slot = find(id);
+  if (!slot) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      "sb3_ale_vec: this handle names no open env (the env was closed, or the handle is not one "
+                      "that xla() returned)");
+  }
+  std::lock_guard<std::mutex> lock(slot->mutex);
+  if (slot->engine == nullptr) return ffi::Error(ffi::ErrorCode::kFailedPrecondition, "sb3_ale_vec: the env is closed");
+  try {
+    return body(*slot->engine, *slot);
+  } catch (const std::exception& e) {
+    return ffi::Error::InvalidArgument(std::string("sb3_ale_vec: ") + e.what());
+  } catch (...) {
+    return ffi::Error::Internal("sb3_ale_vec: unknown error");
+  }
+}
+
+ffi::Error size_error(const char* what, size_t got, size_t expected) {
+  return ffi::Error::InvalidArgument("sb3_ale_vec: " + std::string(what) + " has " + std::to_string(got) +
+                                     " elements, expected " + std::to_string(expected));
+}
+
+/// Waits for the engine's next batch; with `direct` the rows are already in place by env id.
+std::vector<int> receive(Engine& engine, uint8_t* gather, bool direct) {
+  std::string error;
+  std::vector<int> ids = engine.recv(direct ? nullptr : gather, error);
+  if (!error.empty()) throw std::runtime_error(error + " (reset rebuilds the failed envs)");
+  if (direct) std::sort(ids.begin(), ids.end());  // row i is env i
+  return ids;
+}
+
+ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi::Buffer<ffi::S32> seeds,
+                 ffi::Result<ffi::Buffer<ffi::U8>> new_handle, ffi::Result<ffi::Buffer<ffi::U8>> obs,
+                 ffi::Result<ffi::Buffer<ffi::S32>> out_ids, ffi::Result<ffi::Buffer<ffi::S32>> lives,
+                 ffi::Result<ffi::Buffer<ffi::S32>> frame_number,
+                 ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number) {
+  return with_engine(handle, new_handle, [&](Engine& engine, Slot& slot) {
+    const auto n = static_cast<size_t>(engine.num_envs()), batch = static_cast<size_t>(engine.batch_size());
+    const auto obs_size = static_cast<size_t>(engine.config(0).obs_size());
+    const size_t count = env_ids.element_count();
+    if (seeds.element_count() != count) return size_error("seed", seeds.element_count(), count);
+    if (obs->element_count() != batch * obs_size) return size_error("obs", obs->element_count(), batch * obs_size);
+    if (out_ids->element_count() != batch) return size_error("env_id", out_ids->element_count(), batch);
+    const bool partial = count != n;
+    if (partial && batch != n) {
+      return ffi::Error::InvalidArgument("sb3_ale_vec: a partial reset needs batch_size == num_envs");
+    }
+    std::vector<int> ids(env_ids.typed_data(), env_ids.typed_data() + count);
+    std::vector<Seed> seed_words(count);
+    for (size_t k = 0; k < count; ++k) {
+      const int32_t s = seeds.typed_data()[k];
+      if (s >= 0) seed_words[k] = std::vector<uint32_t>{static_cast<uint32_t>(s)};  // ALE: negative is unseeded
+    }
+    uint8_t* out = obs->typed_data();
+    const bool direct = batch == n;  // every env's row is in the output: the workers write it there
+    engine.send_reset(ids, seed_words, direct ? out : nullptr);
+    std::vector<int> got = receive(engine, out, direct);
+    if (partial) {  // the envs left alone report their current observation and info
+      std::vector<char> reset(n, 0);
+      for (int i : got) reset[static_cast<size_t>(i)] = 1;
+      got.clear();
+      for (size_t i = 0; i < n; ++i) {
+        if (!reset[i]) (void)engine.env(static_cast<int>(i)).observe(out + i * obs_size);
+        got.push_back(static_cast<int>(i));
+      }
+    }
+    for (size_t k = 0; k < got.size(); ++k) {
+      const Info info = current_info(engine, got[k]);
+      out_ids->typed_data()[k] = got[k];
+      lives->typed_data()[k] = info.lives;
+      frame_number->typed_data()[k] = info.frame_number;
+      episode_frame_number->typed_data()[k] = info.episode_frame_number;
+    }
+    slot.next_ids = std::move(got);
+    return ffi::Error::Success();
+  });
+}
+
+ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi::Buffer<ffi::F32> strengths,
+                ffi::Result<ffi::Buffer<ffi::U8>> new_handle, ffi::Result<ffi::Buffer<ffi::U8>> obs,
+                ffi::Result<ffi::Buffer<ffi::F32>> reward, ffi::Result<ffi::Buffer<ffi::PRED>> terminated,
+                ffi::Result<ffi::Buffer<ffi::PRED>> truncated, ffi::Result<ffi::Buffer<ffi::S32>> out_ids,
+                ffi::Result<ffi::Buffer<ffi::S32>> lives, ffi::Result<ffi::Buffer<ffi::S32>> frame_number,
+                ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number, ffi::Result<ffi::Buffer<ffi::PRED>> game_end,
+                ffi::Result<ffi::Buffer<ffi::F32>> episode_return, ffi::Result<ffi::Buffer<ffi::S32>> episode_steps,
+                ffi::Result<ffi::Buffer<ffi::PRED>> reset, ffi::Result<ffi::Buffer<ffi::S32>> step_info,
+                ffi::Result<ffi::Buffer<ffi::U8>> final_obs) {
+  return with_engine(handle, new_handle, [&](Engine& engine, Slot& slot) {
+    const auto n = static_cast<size_t>(engine.num_envs()), batch = static_cast<size_t>(engine.batch_size());
+    const auto obs_size = static_cast<size_t>(engine.config(0).obs_size());
+    if (actions.element_count() != batch) return size_error("actions", actions.element_count(), batch);
+    if (strengths.element_count() != batch) return size_error("paddle strengths", strengths.element_count(), batch);
+    if (obs->element_count() != batch * obs_size) return size_error("obs", obs->element_count(), batch * obs_size);
+    if (out_ids->element_count() != batch) return size_error("env_id", out_ids->element_count(), batch);
+    if (step_info->element_count() != 3 * batch) return size_error("step info", step_info->element_count(), 3 * batch);
+    // SAME_STEP functions ask for the final observations; NEXT_STEP ones pass an empty buffer.
+    const bool finals = final_obs->element_count() != 0;
+    if (finals && final_obs->element_count() != batch * obs_size) {
+      return size_error("final_obs", final_obs->element_count(), batch * obs_size);
+    }
+    const bool direct = batch == n;
+    std::vector<int> ids(batch);
+    if (direct) {
+      for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int>(i);
+    } else if (slot.next_ids.size() == batch) {
+      ids = slot.next_ids;  // EnvPool-style: the next step addresses the envs the last recv returned
+    } else {
+      return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                        "sb3_ale_vec: with batch_size < num_envs, reset through xla()'s reset first");
+    }
+    const std::vector<int64_t> action_ids(actions.typed_data(), actions.typed_data() + batch);
+    const std::vector<float> strength(strengths.typed_data(), strengths.typed_data() + batch);
+    uint8_t* out = obs->typed_data();
+    engine.send(ids, action_ids, strength, direct ? out : nullptr);
+    std::vector<int> got = receive(engine, out, direct);
+    for (size_t k = 0; k < got.size(); ++k) {
+      const int i = got[k];
+      const StepResult& r = engine.result(i);
+      const Info info = current_info(engine, i);
+      reward->typed_data()[k] = r.reward;
+      terminated->typed_data()[k] = r.terminated;
+      truncated->typed_data()[k] = r.truncated;
+      out_ids->typed_data()[k] = i;
+      lives->typed_data()[k] = info.lives;
+      frame_number->typed_data()[k] = info.frame_number;
+      episode_frame_number->typed_data()[k] = info.episode_frame_number;
+      game_end->typed_data()[k] = r.game_end;
+      episode_return->typed_data()[k] = static_cast<float>(r.episode_return);
+      episode_steps->typed_data()[k] = static_cast<int32_t>(r.episode_steps);
+      reset->typed_data()[k] = r.reset;
+      int32_t* raw = step_info->typed_data() + 3 * k;  // the step's own info, before any auto-reset
+      raw[0] = r.lives;
+      raw[1] = r.frame_number;
+      raw[2] = r.episode_frame_number;
+      if (finals) {
+        uint8_t* row = final_obs->typed_data() + k * obs_size;
+        const std::vector<uint8_t>& src = engine.env(i).final_obs();
+        if (r.reset && src.size() == obs_size) {
+          std::copy(src.begin(), src.end(), row);
+        } else {
+          std::fill_n(row, obs_size, uint8_t{0});
+        }
+      }
+    }
+    slot.next_ids = std::move(got);
+    return ffi::Error::Success();
+  });
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_reset, Reset,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::U8>>()    // handle
+                                  .Arg<ffi::Buffer<ffi::S32>>()   // env ids to reset
+                                  .Arg<ffi::Buffer<ffi::S32>>()   // their seeds (negative: unseeded)
+                                  .Ret<ffi::Buffer<ffi::U8>>()    // new handle
+                                  .Ret<ffi::Buffer<ffi::U8>>()    // obs
+                                  .Ret<ffi::Buffer<ffi::S32>>()   // env_id
+                                  .Ret<ffi::Buffer<ffi::S32>>()   // lives
+                                  .Ret<ffi::Buffer<ffi::S32>>()   // frame_number
+                                  .Ret<ffi::Buffer<ffi::S32>>());  // episode_frame_number
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_step, Step,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::U8>>()     // handle
+                                  .Arg<ffi::Buffer<ffi::S32>>()    // action indices
+                                  .Arg<ffi::Buffer<ffi::F32>>()    // paddle strengths
+                                  .Ret<ffi::Buffer<ffi::U8>>()     // new handle
+                                  .Ret<ffi::Buffer<ffi::U8>>()     // obs
+                                  .Ret<ffi::Buffer<ffi::F32>>()    // reward
+                                  .Ret<ffi::Buffer<ffi::PRED>>()   // terminated
+                                  .Ret<ffi::Buffer<ffi::PRED>>()   // truncated
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // env_id
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // lives
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // frame_number
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // episode_frame_number
+                                  .Ret<ffi::Buffer<ffi::PRED>>()   // game_end
+                                  .Ret<ffi::Buffer<ffi::F32>>()    // episode_return (unclipped, at game_end)
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // episode_steps (at game_end)
+                                  .Ret<ffi::Buffer<ffi::PRED>>()   // reset (the obs starts a new episode)
+                                  .Ret<ffi::Buffer<ffi::S32>>()    // the step's lives, frame_number, episode_frame_number
+                                  .Ret<ffi::Buffer<ffi::U8>>());   // final obs (SAME_STEP; empty otherwise)
+
+bool available() { return true; }
+int api_major() { return XLA_FFI_API_MAJOR; }
+int api_minor() { return XLA_FFI_API_MINOR; }
+void* reset_handler() { return reinterpret_cast<void*>(&sb3_ale_vec_xla_reset); }
+void* step_handler() { return reinterpret_cast<void*>(&sb3_ale_vec_xla_step); }
+
+#else  // built without the XLA FFI headers
+
+bool available() { return false; }
+int api_major() { return -1; }
+int api_minor() { return -1; }
+void* reset_handler() { return nullptr; }
+void* step_handler() { return nullptr; }
+
+#endif
+
+}  // namespace sb3ale::xla

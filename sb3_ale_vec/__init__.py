@@ -1,11 +1,8 @@
 """sb3-ale-vec: a native, multi-threaded Atari backend for Stable-Baselines3."""
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import version as _distribution_version
 
-try:
-    __version__ = _version("sb3-ale-vec")
-except PackageNotFoundError:  # a source tree used without installing
-    __version__ = "0.0.0"
+from sb3_ale_vec._version import __version__
 
 
 def _check_ale_py() -> None:
@@ -24,7 +21,7 @@ def _check_ale_py() -> None:
             "another folder. To use the source tree itself, build the engine in it: `pip install -e .`."
         ) from error
 
-    installed = _version("ale-py")
+    installed = _distribution_version("ale-py")
     if installed != _engine.ALE_VERSION:
         raise ImportError(
             f"sb3_ale_vec was built with ALE {_engine.ALE_VERSION} but ale-py {installed} is installed: "

@@ -1,0 +1,47 @@
+"""What importing the package costs each kind of user: Gymnasium, ale-py, JAX and Ray users import
+neither torch nor SB3; SB3 users get them on first use. One version, everywhere."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+
+import pytest
+
+import sb3_ale_vec
+
+HEAVY = ("torch", "stable_baselines3")
+
+
+def modules_after(code: str) -> dict[str, bool]:
+    probe = f"import sys\n{code}\nimport json; print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("code", [
+    "import sb3_ale_vec",
+    "from sb3_ale_vec import AtariVectorEnv; e = AtariVectorEnv('pong', 2); e.reset(seed=0); e.close()",
+    "from sb3_ale_vec import AleVectorEnv, VectorAtariEnv; e = AleVectorEnv('pong', 2); e.reset(seed=0); e.close()",
+    "import gymnasium as gym, sb3_ale_vec; e = gym.make_vec('sb3_ale_vec/Pong-v5', 2); e.reset(); e.close()",
+    "import sb3_ale_vec.shard",
+])
+def test_the_gymnasium_ale_and_ray_paths_import_neither_torch_nor_sb3(code):
+    assert modules_after(code) == {m: False for m in HEAVY}
+
+
+def test_the_jax_path_imports_neither_torch_nor_sb3():
+    pytest.importorskip("jax")
+    code = ("import numpy as np; from sb3_ale_vec import AtariVectorEnv; e = AtariVectorEnv('pong', 2)\n"
+            "h, reset, step = e.xla(); h, _ = reset(h, seed=0); step(h, np.zeros(2, np.int32)); e.close()")
+    assert modules_after(code) == {m: False for m in HEAVY}
+
+
+def test_sb3_users_get_sb3_on_first_use():
+    assert modules_after("from sb3_ale_vec import AleNativeVecEnv") == {m: True for m in HEAVY}
+
+
+def test_one_version():
+    assert sb3_ale_vec.__version__ == version("sb3-ale-vec")

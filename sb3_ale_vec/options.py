@@ -263,7 +263,7 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
 
 
 def options_markdown() -> str:
-    """The README's table of engine options, made from OPTIONS (a test keeps the README equal to it)."""
+    """docs/options.md's table of engine options, made from OPTIONS (a test keeps that page equal to it)."""
     rows = ["| option | default | meaning |", "|---|---|---|"]
     for o in OPTIONS:
         default = "the preset's" if o.default is None and o.name not in ("mode", "difficulty") else f"`{o.default!r}`"
@@ -272,7 +272,7 @@ def options_markdown() -> str:
 
 
 def presets_markdown() -> str:
-    """The README's table of what each preset gives the options left as None, made from PRESETS."""
+    """docs/options.md's table of what each preset gives the options left as None, made from PRESETS."""
     names = sorted({key for spec in PRESETS.values() for key in spec.defaults})
     rows = ["| option | " + " | ".join(f"`{p}`" for p in PRESETS) + " |", "|---" * (len(PRESETS) + 1) + "|"]
     for name in names:

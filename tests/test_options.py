@@ -1,5 +1,5 @@
 """The option table (sb3_ale_vec.options) against everything that repeats it: the front-ends'
-signatures, the native EnvConfig, the README; and the checks it runs."""
+signatures, the native EnvConfig, docs/options.md; and the checks it runs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, _engine
 from sb3_ale_vec.options import OPTION_NAMES, OPTIONS, PRESETS, build_batch, options_markdown, presets_markdown
 
-README = (Path(__file__).parents[1] / "README.md").read_text()
+OPTIONS_PAGE = (Path(__file__).parents[1] / "docs" / "options.md").read_text()
 # EnvConfig fields that no option names directly: set by build_batch from the front-end and preset.
 DERIVED = {"rom_path", "preset", "layout", "pad_with_reset", "next_step_autoreset", "fire_reset", "env_frameskip_max"}
 ENGINE_ONLY = {"num_threads", "thread_affinity_offset", "use_fire_reset"}  # not EnvConfig fields
@@ -51,8 +51,8 @@ def test_the_ale_drop_in_takes_every_ale_option_by_the_tables_name():
 
 
 def test_readme_tables_are_made_from_the_table():
-    assert options_markdown() in README
-    assert presets_markdown() in README
+    assert options_markdown() in OPTIONS_PAGE
+    assert presets_markdown() in OPTIONS_PAGE
 
 
 @pytest.mark.parametrize("options, error, match", [

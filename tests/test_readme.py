@@ -1,0 +1,33 @@
+"""Every Python block of README.md runs as written, each in a fresh interpreter (as a reader
+pastes it): the front door's examples must not rot."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = (Path(__file__).parents[1] / "README.md").read_text()
+BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+# Blocks that train or start a Ray cluster take tens of seconds: the slow tier.
+SLOW = ("PPO(", "ray.init(")
+
+
+def test_the_readme_has_a_quick_start_for_each_kind_of_user():
+    text = "\n".join(BLOCKS)
+    for name in ("AleNativeVecEnv", "make_ale_vec_env", "AleVectorEnv", "AtariVectorEnv", "xla()", "RayAleVecEnv"):
+        assert name in text, name
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=f"block{i}", marks=[pytest.mark.slow] if any(s in b for s in SLOW) else [])
+                                   for i, b in enumerate(BLOCKS)])
+def test_a_readme_block_runs_as_written(block, tmp_path):
+    if "jax" in block:
+        pytest.importorskip("jax")
+    if "ray" in block:
+        pytest.importorskip("ray")
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]

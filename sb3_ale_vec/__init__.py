@@ -47,7 +47,14 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        try:
+            module = importlib.import_module(_LAZY[name])
+        except ModuleNotFoundError as error:
+            if error.name != "stable_baselines3":
+                raise
+            raise ImportError(f"sb3_ale_vec.{name} needs Stable-Baselines3: pip install \"sb3-ale-vec[sb3]\" "
+                              "(torch first: pip install torch==2.13.0 on these machines)") from error
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'sb3_ale_vec' has no attribute {name!r}")

@@ -288,6 +288,6 @@ def test_bad_seeds_raise(env, seed, error):
 
 
 def test_engine_built_for_another_ale_py_is_refused(monkeypatch):
-    monkeypatch.setattr(sb3_ale_vec, "_version", lambda name: "0.0.1")
+    monkeypatch.setattr(sb3_ale_vec, "_distribution_version", lambda name: "0.0.1")
     with pytest.raises(ImportError, match=f"ale-py=={sb3_ale_vec._engine.ALE_VERSION}"):
         sb3_ale_vec._check_ale_py()

@@ -32,15 +32,15 @@ def _check_ale_py() -> None:
 _check_ale_py()
 
 from sb3_ale_vec._core import EngineError  # noqa: E402
-from sb3_ale_vec.vector import AleVectorEnv, register_envs  # noqa: E402
-from sb3_ale_vec.ale_vector import AtariVectorEnv, VectorAtariEnv  # noqa: E402
+from sb3_ale_vec.gymnasium.vector import AleVectorEnv, register_envs  # noqa: E402
+from sb3_ale_vec.gymnasium.ale_vector import AtariVectorEnv, VectorAtariEnv  # noqa: E402
 
 register_envs()  # gymnasium.make_vec("sb3_ale_vec/Breakout-v5", num_envs=8)
 
 # The SB3 front-ends import SB3 and torch (seconds, hundreds of MB): only when first asked for, so
 # that Gymnasium, ale-py and JAX users and a Ray shard, which need only the engine, start light.
-_LAZY = {"AleNativeVecEnv": "sb3_ale_vec.vec_env", "AleVecMonitor": "sb3_ale_vec.monitor",
-         "make_ale_vec_env": "sb3_ale_vec.env_util"}
+_LAZY = {"AleNativeVecEnv": "sb3_ale_vec.sb3.vec_env", "AleVecMonitor": "sb3_ale_vec.sb3.monitor",
+         "make_ale_vec_env": "sb3_ale_vec.sb3.env_util"}
 
 
 def __getattr__(name: str):

@@ -26,7 +26,7 @@ def modules_after(code: str) -> dict[str, bool]:
     "from sb3_ale_vec import AtariVectorEnv; e = AtariVectorEnv('pong', 2); e.reset(seed=0); e.close()",
     "from sb3_ale_vec import AleVectorEnv, VectorAtariEnv; e = AleVectorEnv('pong', 2); e.reset(seed=0); e.close()",
     "import gymnasium as gym, sb3_ale_vec; e = gym.make_vec('sb3_ale_vec/Pong-v5', 2); e.reset(); e.close()",
-    "import sb3_ale_vec.shard",
+    "import sb3_ale_vec.distributed.shard",
 ])
 def test_the_gymnasium_ale_and_ray_paths_import_neither_torch_nor_sb3(code):
     assert modules_after(code) == {m: False for m in HEAVY}

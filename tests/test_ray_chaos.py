@@ -14,7 +14,7 @@ from conftest import add_node  # noqa: E402
 from helpers import assert_same_infos  # noqa: E402
 from sb3_ale_vec import AleNativeVecEnv  # noqa: E402
 from sb3_ale_vec.distributed import RayAleVecEnv  # noqa: E402
-from sb3_ale_vec.ray_faults import replacement_seeds  # noqa: E402
+from sb3_ale_vec.distributed.faults import replacement_seeds  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -143,7 +143,7 @@ def test_calls_after_close_raise():
 @pytest.mark.slow
 def test_short_soak_keeps_memory_flat_and_results_equal_across_thread_counts():
     steps = os.environ.get("SB3_ALE_VEC_SOAK_STEPS", "6000")  # tests/sanitize.sh runs a shorter one
-    result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.soak", "--steps", steps, "--reset-every", "1499",
+    result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.bench.soak", "--steps", steps, "--reset-every", "1499",
                              "--replay-steps", "300"], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0 and "soak: ok" in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]
 

@@ -1,7 +1,7 @@
 """Soak test: millions of random steps and resets; resident memory must stay flat, results exact.
 
-    python -m sb3_ale_vec.soak --steps 2000000          # the long run
-    python -m sb3_ale_vec.soak --steps 20000            # CI's short run
+    python -m sb3_ale_vec.bench.soak --steps 2000000          # the long run
+    python -m sb3_ale_vec.bench.soak --steps 20000            # CI's short run
 
 Checks every step's shapes, dtypes and done/terminal_observation pairing, reports resident memory
 as it goes, then replays one stretch with 1, 2 and 4 threads and requires identical results.

@@ -7,7 +7,7 @@ settings, same thread count, same seeded random actions drawn before the clock s
 - ``ours, Python loop``: a Python loop over ``AtariVectorEnv.step()``;
 - ``ale-py, jit scan``: the same scan over ale-py 0.12.1's own ``xla()`` step.
 
-Every run is a fresh process (``python -m sb3_ale_vec.bench_xla CONFIG GAME N STEPS``), the
+Every run is a fresh process (``python -m sb3_ale_vec.bench.jax_scan CONFIG GAME N STEPS``), the
 configurations interleaved round by round; the scan is compiled (and the loop warmed up) before the
 clock starts. The table gives medians and the ratios of the medians.
 """
@@ -67,7 +67,7 @@ def measure(config: str, game: str, n: int, steps: int) -> dict[str, float]:
 
 
 def _child(config: str, game: str, n: int, steps: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-m", "sb3_ale_vec.bench_xla", config, game, str(n), str(steps)],
+    out = subprocess.run([sys.executable, "-m", "sb3_ale_vec.bench.jax_scan", config, game, str(n), str(steps)],
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"{config} N={n} failed:\n{out.stderr[-2000:]}")

@@ -1,7 +1,7 @@
 """The benchmark's peers. Each runs in a child process of its own that builds its env once, then
 measures on request, so that bench.py can take turns between peers run by run.
 
-    python -m sb3_ale_vec.bench_peers PEER GAME NUM_ENVS THREADS
+    python -m sb3_ale_vec.bench.peers PEER GAME NUM_ENVS THREADS
 
 reads lines "STEPS SECONDS" (STEPS batched steps, or SECONDS of a bare loop) and answers each with
 a line "RESULT {json}": steps/s, emulated frames/s where the envs count them, and memory.

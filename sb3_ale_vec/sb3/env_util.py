@@ -10,8 +10,8 @@ import ale_py
 import gymnasium as gym
 from stable_baselines3.common.vec_env import VecEnv
 
-from sb3_ale_vec.monitor import AleVecMonitor
-from sb3_ale_vec.vec_env import AleNativeVecEnv
+from sb3_ale_vec.sb3.monitor import AleVecMonitor
+from sb3_ale_vec.sb3.vec_env import AleNativeVecEnv
 
 gym.register_envs(ale_py)
 

@@ -62,7 +62,7 @@ def _sb3_subproc(game: str, n: int):
 
 
 def _in_child(backend: str, game: str, n: int, timesteps: int) -> dict[str, float] | None:
-    code = (f"import json, sb3_ale_vec.bench_ppo as b; "
+    code = (f"import json, sb3_ale_vec.bench.ppo as b; "
             f"print('RESULT', json.dumps(b._measure_ppo({backend!r}, {game!r}, {n}, {timesteps})))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from sb3_ale_vec._core import StepBatch
-from sb3_ale_vec.gym_core import GymVectorCore
+from sb3_ale_vec.gymnasium.core import GymVectorCore
 from sb3_ale_vec.options import build_batch, check_int
 
 _INFO_KEYS = ("lives", "frame_number", "episode_frame_number")

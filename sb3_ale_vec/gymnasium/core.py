@@ -18,7 +18,7 @@ from gymnasium.vector.utils import batch_space
 
 from sb3_ale_vec._core import EngineCore, EngineError, StepBatch
 from sb3_ale_vec.options import Batch, check_actions, check_float
-from sb3_ale_vec.scores import GameScores
+from sb3_ale_vec.gymnasium.scores import GameScores
 
 
 def direction_table() -> np.ndarray:
@@ -176,8 +176,8 @@ class GymVectorCore(VectorEnv):
     def xla(self) -> tuple[Any, Any, Any]:
         """``(handle, reset, step)``: pure JAX functions of this env for ``jax.jit`` / ``lax.scan``, with
         ale-py 0.12.1's ``xla()`` contract and this front-end's seeds and infos (needs
-        ``pip install "sb3-ale-vec[jax]"``; see ``sb3_ale_vec.xla``)."""
-        from sb3_ale_vec.xla import xla_functions
+        ``pip install "sb3-ale-vec[jax]"``; see ``sb3_ale_vec.gymnasium.xla``)."""
+        from sb3_ale_vec.gymnasium.xla import xla_functions
 
         return xla_functions(self, "ale" if self._seed_per_reset else "gymnasium")
 

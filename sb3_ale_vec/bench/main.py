@@ -3,17 +3,17 @@
     python -m sb3_ale_vec.bench            # about a minute: Breakout, N=8, 1 thread and all cores
     python -m sb3_ale_vec.bench --full     # Breakout, Pong, MsPacman, SpaceInvaders at N=8,16,64 + plot
     python -m sb3_ale_vec.bench --game pong --num-envs 16,32 --threads 1,2 --out bench
-    python -m sb3_ale_vec.bench --ppo      # SB3 PPO throughput (bench_ppo.py)
-    python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (bench_ray.py)
-    python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (bench_xla.py)
+    python -m sb3_ale_vec.bench --ppo      # SB3 PPO throughput (ppo.py)
+    python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (ray_shards.py)
+    python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (jax_scan.py)
 
-Equal work: every peer of the first table is configured alike (see bench_peers.EQUAL_WORK), so all
+Equal work: every peer of the first table is configured alike (see peers.EQUAL_WORK), so all
 emulate the same frames: this engine and ale-py's AtariVectorEnv, given the same seed and actions,
 emulate the very same frames (the run checks it), and envpool the same on average. The limit is the
 emulator alone, ALEInterface.act() in a loop, in one thread (or process) per thread of the peer.
 The second table is SB3's own pipeline against this engine, both with SB3's defaults.
 
-Each peer runs in a child process that builds its env once (bench_peers.py); the peers then take
+Each peer runs in a child process that builds its env once (peers.py); the peers then take
 turns run by run, so a busy machine slows them alike, and the table gives medians. Frames/s come
 from the envs' own frame counters; memory per env is the peak resident memory the envs added (worker
 processes included) over what the process held after its imports, divided by num_envs.
@@ -29,7 +29,7 @@ import subprocess
 import sys
 from typing import Any
 
-from sb3_ale_vec.bench_peers import EQUAL_WORK, FRAMESKIP, NEEDS, PEERS
+from sb3_ale_vec.bench.peers import EQUAL_WORK, FRAMESKIP, NEEDS, PEERS
 
 DEFAULT_PEERS = ["sb3_ale_vec", "ale_py", "envpool", "act() this build", "act() ale-py", "sb3_ale_vec sb3", "sb3 subproc"]
 FULL_GAMES = "breakout,pong,ms_pacman,space_invaders"
@@ -37,11 +37,11 @@ ENV_STEPS_PER_RUN = 3200  # about a second of this engine on one core
 
 
 class Server:
-    """One peer's child process (bench_peers.serve)."""
+    """One peer's child process (peers.serve)."""
 
     def __init__(self, peer: str, game: str, n: int, threads: int) -> None:
         self.key = (peer, threads)
-        self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench_peers", peer, game, str(n), str(threads)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench.peers", peer, game, str(n), str(threads)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def _line(self, prefix: str) -> str | None:
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
                         help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
     parser.add_argument("--ray", default="", metavar="SHARDS",
-                        help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (bench_ray.py)")
+                        help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (ray_shards.py)")
     parser.add_argument("--xla", action="store_true",
                         help="jitted lax.scan over xla()'s step vs a Python loop over step() vs ale-py's xla() (N=8,64)")
     args = parser.parse_args(argv)
@@ -202,17 +202,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cores = os.cpu_count() or 1
     thread_counts = sorted({cores if t == "all" else int(t) for t in args.threads.split(",")})
     if args.ray:
-        from sb3_ale_vec.bench_ray import main_ray
+        from sb3_ale_vec.bench.ray_shards import main_ray
 
         return main_ray(games[0], sizes[0], [int(k) for k in args.ray.split(",")],
                         args.steps or ENV_STEPS_PER_RUN // sizes[0], 10, repeats)
     if args.xla:
-        from sb3_ale_vec.bench_xla import main_xla
+        from sb3_ale_vec.bench.jax_scan import main_xla
 
         return main_xla(games[0], [int(x) for x in (args.num_envs or "8,64").split(",")],
                         args.steps or ENV_STEPS_PER_RUN, repeats)
     if args.ppo:
-        from sb3_ale_vec.bench_ppo import main_ppo
+        from sb3_ale_vec.bench.ppo import main_ppo
 
         return main_ppo(games[0], sizes[0], args.ppo, repeats)
     names = args.peers.split(",") if args.peers else list(DEFAULT_PEERS)
@@ -268,6 +268,3 @@ class _NoBar:
     def close(self) -> None:
         pass
 
-
-if __name__ == "__main__":
-    main()

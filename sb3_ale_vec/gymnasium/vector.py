@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from sb3_ale_vec._core import StepBatch
-from sb3_ale_vec.gym_core import GymVectorCore
+from sb3_ale_vec.gymnasium.core import GymVectorCore
 from sb3_ale_vec.options import build_batch, check_bool, check_int, check_preset
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
@@ -169,4 +169,4 @@ def register_envs() -> None:
     for rom in roms.get_all_rom_ids():
         env_id = f"sb3_ale_vec/{camel_name(rom)}-v5"
         if env_id not in registry:
-            register(env_id, vector_entry_point="sb3_ale_vec.vector:AleVectorEnv", kwargs={"game": rom})
+            register(env_id, vector_entry_point="sb3_ale_vec.gymnasium.vector:AleVectorEnv", kwargs={"game": rom})

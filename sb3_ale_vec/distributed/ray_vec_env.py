@@ -25,9 +25,9 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from sb3_ale_vec._core import EngineError
 from sb3_ale_vec.options import ALE_MAX_SEED, PRESETS, check_actions, check_int, seed_words
-from sb3_ale_vec.ray_faults import ShardFaults, shard_error, strip_ansi
-from sb3_ale_vec.shard import Shard
-from sb3_ale_vec.vec_env import AleNativeVecEnv
+from sb3_ale_vec.distributed.faults import ShardFaults, shard_error, strip_ansi
+from sb3_ale_vec.distributed.shard import Shard
+from sb3_ale_vec.sb3.vec_env import AleNativeVecEnv
 
 
 def _import_ray() -> Any:

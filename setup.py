@@ -232,7 +232,9 @@ class BuildExt(build_ext):
                 if xla_include:  # as a system header: -Wall -Wextra judge only our code
                     ext.extra_compile_args += ["-isystem", xla_include]
                     ext.define_macros.append(("SB3_ALE_VEC_XLA_FFI", "1"))
-                ext.extra_link_args += [*sanitize_flags(), *zlib_link_args()]  # after ALE's core, which needs it
+                # After ALE's core, which needs zlib. --exclude-libs: nothing of ALE's core (or a static
+                # zlib) is exported, so it can never bind to ale-py's own ALE loaded in the same process.
+                ext.extra_link_args += [*sanitize_flags(), *zlib_link_args(), "-Wl,--exclude-libs,ALL"]
             ext.extra_objects = [library]
         super().run()
         stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -245,12 +247,20 @@ class BuildExt(build_ext):
 
 
 ENGINE_FLAGS = ["-O3", "-Wall", "-Wextra", "-ffp-contract=off"]
+HEADERS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp"))
+HOOKS = ROOT / "native" / "hooks.cpp"
 engine = Pybind11Extension(
     "sb3_ale_vec._engine",
-    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p != PGO_TRAINER),
-    depends=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp")),
-    cxx_std=17,
+    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p not in (PGO_TRAINER, HOOKS)),
+    depends=HEADERS, cxx_std=17,
+)
+# The hooks of the tests and the benchmark, out of the module users import: the pure parts they
+# compare with cv2 and numpy, and the bare emulator loop (ALE's core linked in again).
+testing = Pybind11Extension(
+    "sb3_ale_vec._testing",
+    [f"native/{name}.cpp" for name in ("hooks", "emulator", "frame_ops", "resize_avx2", "palette_lookup")],
+    depends=HEADERS, cxx_std=17,
 )
 # build_clib's sources stay empty here, so an sdist never lists ALE's files; BuildClib finds them.
-setup(libraries=[("ale_core", {"sources": []})], ext_modules=[engine],
+setup(libraries=[("ale_core", {"sources": []})], ext_modules=[engine, testing],
       cmdclass={"build_clib": BuildClib, "build_ext": BuildExt})

@@ -11,7 +11,6 @@
 #include <stdexcept>
 
 #include "engine.hpp"
-#include "hooks.hpp"
 #include "py_batch.hpp"
 #include "xla_ffi.hpp"
 
@@ -387,7 +386,6 @@ PYBIND11_MODULE(_engine, m) {
     return py::object(py::make_tuple(py::make_tuple(sb3ale::xla::api_major(), sb3ale::xla::api_minor()),
                                      py::capsule(sb3ale::xla::reset_handler()), py::capsule(sb3ale::xla::step_handler())));
   }, "((ffi_api_major, ffi_api_minor), reset capsule, step capsule) or None.");
-  sb3ale::add_hooks(m);
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");
 }

@@ -1,6 +1,8 @@
-#include "hooks.hpp"
-
+// sb3_ale_vec._testing: the hooks of the tests and the benchmark, a module of its own so that the
+// module users import (_engine) offers only the engine: the engine's pure parts, to compare with
+// cv2 and numpy, and the bare emulator loop that is the benchmark's limit.
 #include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -121,6 +123,17 @@ int rom_reset_frames(const std::string& rom_path) {
 }
 
 }  // namespace
+
+void add_hooks(py::module_& m);
+
+}  // namespace sb3ale
+
+PYBIND11_MODULE(_testing, m) {
+  m.doc() = "sb3_ale_vec's test and benchmark hooks (not part of the API)";
+  sb3ale::add_hooks(m);
+}
+
+namespace sb3ale {
 
 void add_hooks(py::module_& m) {
   m.def("_area_resize", &area_resize, py::arg("src"), py::arg("height"), py::arg("width"), py::arg("simd") = true,

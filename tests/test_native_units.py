@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from sb3_ale_vec import _engine
+from sb3_ale_vec import _testing
 from sb3_ale_vec.options import seed_words  # a seed as SeedSequence reads it: 32-bit words
 
 
@@ -21,7 +21,7 @@ def test_area_resize_equals_opencv(size, channels, simd):
     rng = np.random.default_rng(size[0] * 1000 + size[1] + channels)
     for src_shape in [(210, 160), (211, 163), (45, 13)]:
         src = rng.integers(0, 256, (*src_shape, channels), dtype=np.uint8)
-        ours = _engine._area_resize(src, *size, simd=simd)
+        ours = _testing._area_resize(src, *size, simd=simd)
         expected = cv2.resize(src, (size[1], size[0]), interpolation=cv2.INTER_AREA).reshape(ours.shape)
         assert np.array_equal(ours, expected), (src_shape, size, channels, int((ours != expected).sum()))
 
@@ -34,7 +34,7 @@ def test_area_resize_of_atari_like_frames_equals_opencv(simd):
     for _ in range(20):
         src = palette[np.repeat(rng.integers(0, 8, (210, 20)), 8, axis=1)]
         for image in (src, src[..., :1]):  # RGB, and one channel as the gray presets resize
-            ours = _engine._area_resize(image, 84, 84, simd=simd)
+            ours = _testing._area_resize(image, 84, 84, simd=simd)
             assert np.array_equal(ours.reshape(84, 84, -1),
                                   cv2.resize(image, (84, 84), interpolation=cv2.INTER_AREA).reshape(84, 84, -1))
 
@@ -43,7 +43,7 @@ def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
     rng = np.random.default_rng(1)
     rgb = rng.integers(0, 256, (4096, 1, 3), dtype=np.uint8)
     rgb[:8, 0] = [[0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0], [0, 0, 255], [1, 2, 3], [128, 128, 128], [254, 1, 127]]
-    assert np.array_equal(_engine._rgb_to_gray(rgb), cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).ravel())
+    assert np.array_equal(_testing._rgb_to_gray(rgb), cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).ravel())
 
 
 @pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 33600, 100003])
@@ -53,7 +53,7 @@ def test_palette_lookup_equals_numpy_indexing(n):
     rng = np.random.default_rng(n)
     table = rng.integers(0, 256, 256, dtype=np.uint8)
     indices = rng.integers(0, 256, n, dtype=np.uint8)
-    assert np.array_equal(_engine._palette_lookup(indices, table), table[indices])
+    assert np.array_equal(_testing._palette_lookup(indices, table), table[indices])
 
 
 @pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 33600, 100003])
@@ -64,14 +64,14 @@ def test_pair_lookup_equals_numpy_indexing(n):
     a = rng.integers(0, 256, n, dtype=np.uint8)
     b = np.where(rng.random(n) < 0.9, a, rng.integers(0, 256, n, dtype=np.uint8)).astype(np.uint8)
     expected = pairs[a.astype(np.int64) * 256 + b]
-    assert np.array_equal(_engine._pair_lookup(a, b, pairs), expected)
-    assert np.array_equal(_engine._pair_lookup(a, a, pairs), pairs[a.astype(np.int64) * 257])
+    assert np.array_equal(_testing._pair_lookup(a, b, pairs), expected)
+    assert np.array_equal(_testing._pair_lookup(a, a, pairs), pairs[a.astype(np.int64) * 257])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 + 12345, 2**100 + 7, 3 * 2**190 + 5])
 def test_seed_sequence_equals_numpy_on_multi_word_seeds(seed):
     for n in (2, 4, 8):
-        assert _engine._seed_sequence_state(seed_words(seed), n) == np.random.SeedSequence(seed).generate_state(n).tolist()
+        assert _testing._seed_sequence_state(seed_words(seed), n) == np.random.SeedSequence(seed).generate_state(n).tolist()
 
 
 @pytest.mark.parametrize("seed", [0, 42, 2**40 + 3, 2**70 + 1])
@@ -79,10 +79,10 @@ def test_seed_sequence_equals_numpy_on_multi_word_seeds(seed):
 def test_integers_equal_numpy(seed, low, high):
     gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
     expected = [int(gen.integers(low, high)) for _ in range(50)]
-    assert _engine._numpy_integers(seed_words(seed), low, high, 50) == expected
+    assert _testing._numpy_integers(seed_words(seed), low, high, 50) == expected
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**65 + 11])
 def test_random_equals_numpy(seed):
     gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
-    assert _engine._numpy_random(seed_words(seed), 100) == [gen.random() for _ in range(100)]
+    assert _testing._numpy_random(seed_words(seed), 100) == [gen.random() for _ in range(100)]

@@ -8,7 +8,7 @@ a line "RESULT {json}": steps/s, emulated frames/s where the envs count them, an
 
 Emulated frames are counted from the envs' own counters: ALE's frame number (every act(), no-op
 and FIRE resets included) plus, for each game reset, the frames ALE's reset_game() emulates without
-counting them (_engine._reset_frames: 60 no-ops, two soft resets, the game's starting actions).
+counting them (_testing._reset_frames: 60 no-ops, two soft resets, the game's starting actions).
 """
 
 from __future__ import annotations
@@ -122,9 +122,9 @@ class VectorPeer:
         self.cursor = 0
         self.reset_frames = None
         if peer in ("sb3_ale_vec", "ale_py"):
-            from sb3_ale_vec import _engine
+            from sb3_ale_vec import _testing
 
-            self.reset_frames = _engine._reset_frames(rom(game))
+            self.reset_frames = _testing._reset_frames(rom(game))
         self.last_frames: np.ndarray | None = None
 
     def run(self, steps: int, seconds: float) -> dict[str, float]:
@@ -157,7 +157,7 @@ def _ale_py_loop(game: str, seconds: float) -> tuple[int, float]:
     """ale-py's ALEInterface.act() in a Python loop: (frames emulated, seconds)."""
     import ale_py
 
-    from sb3_ale_vec import _engine
+    from sb3_ale_vec import _testing
 
     ale = ale_py.ALEInterface()
     ale.setLoggerMode(ale_py.LoggerMode.Error)
@@ -175,7 +175,7 @@ def _ale_py_loop(game: str, seconds: float) -> tuple[int, float]:
                 ale.reset_game()
                 resets += 1
     elapsed = time.perf_counter() - start
-    return ale.getFrameNumber() - first + resets * _engine._reset_frames(rom(game)), elapsed
+    return ale.getFrameNumber() - first + resets * _testing._reset_frames(rom(game)), elapsed
 
 
 class LimitPeer:
@@ -191,12 +191,12 @@ class LimitPeer:
         if self.pool is not None:
             runs = self.pool.starmap(_ale_py_loop, [(self.game, seconds)] * self.threads)
         else:  # this build's loop releases the GIL: one thread each
-            from sb3_ale_vec import _engine
+            from sb3_ale_vec import _testing
 
             runs = [(0, 0.0)] * self.threads
 
             def one(t: int) -> None:
-                r = _engine._bare_act(rom(self.game), seconds, t)
+                r = _testing._bare_act(rom(self.game), seconds, t)
                 runs[t] = (r["act_frames"] + r["resets"] * r["reset_frames"], r["seconds"])
 
             workers = [threading.Thread(target=one, args=(t,)) for t in range(self.threads)]

@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import tarfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,12 +17,9 @@ pytest.importorskip("chex")
 
 import ale_py  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # build_support: where the build keeps ale-py's sdist
-from build_support.ale_cache import cache_root  # noqa: E402
-from build_support.ale_source import file_sha256, pinned  # noqa: E402
 from sb3_ale_vec import AleVectorEnv, AtariVectorEnv  # noqa: E402
-from sb3_ale_vec import xla as xla_module  # noqa: E402
+from sb3_ale_vec.gymnasium import xla as xla_module  # noqa: E402
+from test_ale_py_suite import ROOT, sdist_path  # noqa: E402
 
 SUITE = f"ale_py-{ale_py.__version__}/tests/python/test_atari_vector_xla.py"
 
@@ -38,12 +34,7 @@ def host(tree):
 
 
 def sdist_suite(tmp_path):
-    url, sha256, _ = pinned(ale_py.__version__)
-    tarball = cache_root() / "downloads" / url.rsplit("/", 1)[1]
-    if not tarball.is_file():
-        pytest.skip(f"ale-py's sdist is not in the build cache ({tarball}): the build was given an unpacked source")
-    assert file_sha256(tarball) == sha256
-    with tarfile.open(tarball) as tar:
+    with tarfile.open(sdist_path()) as tar:
         (tmp_path / "test_atari_vector_xla.py").write_bytes(tar.extractfile(SUITE).read())
     return tmp_path / "test_atari_vector_xla.py"
 
@@ -52,7 +43,7 @@ def sdist_suite(tmp_path):
 def test_ale_py_xla_suite_passes_unchanged_against_the_drop_in(tmp_path):
     suite = sdist_suite(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "ale_py_xla_dropin", "-p", "no:cacheprovider",
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "ale_py_dropin", "-p", "no:cacheprovider",
                              str(suite)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "25 passed" in result.stdout, result.stdout[-1000:]

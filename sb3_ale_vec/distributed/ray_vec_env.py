@@ -9,7 +9,7 @@ seeded so that env i gets ``seed + i`` as in one ``AleNativeVecEnv(game, num_env
 the results are the same whatever ``num_shards`` is. A step sends each shard its slice of the
 actions and gets every shard's object back in one ``ray.get``: its rows of the batch, its infos as
 columns, and, only for envs that ended, their terminal observation and reset info. The driver
-builds SB3's list of info dicts. Faults: see ``ray_faults.py`` and the README.
+builds SB3's list of info dicts. Faults: see ``faults.py`` and docs/ray.md; Ray itself: ``cluster.py``.
 """
 
 from __future__ import annotations
@@ -25,52 +25,10 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from sb3_ale_vec._core import EngineError
 from sb3_ale_vec.options import ALE_MAX_SEED, PRESETS, check_actions, check_int, seed_words
+from sb3_ale_vec.distributed.cluster import import_ray, join_ray, release
 from sb3_ale_vec.distributed.faults import ShardFaults, shard_error, strip_ansi
 from sb3_ale_vec.distributed.shard import Shard
 from sb3_ale_vec.sb3.vec_env import AleNativeVecEnv
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as error:
-        raise ImportError('RayAleVecEnv needs Ray: pip install "sb3-ale-vec[ray]"') from error
-    return ray
-
-
-def _join_ray(ray: Any, address: str | None) -> None:
-    """Start or join Ray; an ``address`` other than the Ray this process already runs raises."""
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False)
-        return
-    if address is None:
-        return
-    current = ray.get_runtime_context().gcs_address
-    try:  # "auto" and "host:port" as ray.init() reads them
-        from ray._private.services import canonicalize_bootstrap_address
-
-        wanted = canonicalize_bootstrap_address(address)
-    except Exception:
-        wanted = address
-    if wanted != current:
-        raise ValueError(f"address={address!r} names {wanted or 'no running cluster'}, but Ray is already "
-                         f"initialised in this process with {current}: pass address=None to use it, or "
-                         "ray.shutdown() first")
-
-
-def _release(ray: Any, placement_group: Any, actors: list[Any]) -> None:
-    """Kill the actors and free the placement group: once, from close() or when the env is collected."""
-    if not ray.is_initialized():  # after ray.shutdown() they are gone with the job
-        return
-    for actor in actors:
-        try:
-            ray.kill(actor)
-        except Exception:
-            pass
-    try:
-        ray.util.remove_placement_group(placement_group)
-    except Exception:
-        pass
 
 
 class RayAleVecEnv(ShardFaults, VecEnv):
@@ -94,7 +52,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
     def __init__(self, game: str | Sequence[str], num_envs: int, *, num_shards: int, seed: int | None = None,
                  num_cpus_per_shard: int = 1, address: str | None = None, max_restarts_per_shard: int = 3,
                  restart_timeout_s: float = 120.0, step_timeout_s: float | None = 120.0, **options: Any) -> None:
-        ray = _import_ray()
+        ray = import_ray()
         num_envs = check_int("num_envs", num_envs, 1)
         num_shards = check_int("num_shards", num_shards, 1, num_envs)  # at least one env per shard
         self._cpus = check_int("num_cpus_per_shard", num_cpus_per_shard, 1)
@@ -124,7 +82,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         options.pop("render_mode", None)
         self._layout = (preset, "hwc" if channels_last else PRESETS[preset].sb3_layout, options)
 
-        _join_ray(ray, address)
+        join_ray(ray, address)
         self._ray = ray
         # max_restarts=0: we replace a lost shard ourselves, so that its envs end as truncated episodes.
         self._actor_class = ray.remote(num_cpus=self._cpus, max_restarts=0)(Shard)
@@ -140,7 +98,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         self._pg = ray.util.placement_group([{"CPU": self._cpus}] * num_shards, strategy="SPREAD")
         self._actors: list[Any] = [None] * num_shards
         # Frees the CPUs of an env that is never closed; close() runs it at once.
-        self._finalizer = weakref.finalize(self, _release, ray, self._pg, self._actors)
+        self._finalizer = weakref.finalize(self, release, ray, self._pg, self._actors)
         try:
             ray.get(self._pg.ready(), timeout=self.restart_timeout_s)
             for k in range(num_shards):

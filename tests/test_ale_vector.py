@@ -14,7 +14,7 @@ import pytest
 from ale_py.vector_env import AtariVectorEnv as Reference
 from gymnasium.vector import AutoresetMode
 
-from helpers import assert_equal
+from compare import assert_equal
 from sb3_ale_vec import AtariVectorEnv
 
 NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP

@@ -14,7 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
-from helpers import assert_equal
+from compare import assert_equal
 from sb3_ale_vec import AleVectorEnv, EngineError
 from sb3_ale_vec.games import camel_name
 

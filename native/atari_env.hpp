@@ -47,6 +47,8 @@ class AtariEnv {
   /// instead of the next step. The full stack at every done goes to final_obs() first.
   void step(int action, float strength, StepResult& result, uint8_t* obs);
 
+  /// Next-step auto-reset: the episode has ended, so the next step is a reset (~25x a step's work).
+  bool resets_next() const { return needs_reset_; }
   const std::vector<uint8_t>& final_obs() const { return final_obs_; }
   /// The current stack (what the env's last result returned) into `obs`, and ALE's info now.
   ResetInfo observe(uint8_t* obs) const {

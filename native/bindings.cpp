@@ -192,8 +192,32 @@ class PyEngine {
     return d;
   }
 
-
   uint64_t xla_handle() { return sb3ale::xla::handle_for(get()); }
+
+  void profile(bool on) {
+    get().profile(on);
+  }
+  /// The tasks timed since the last call, as a dict of equal-length arrays (see TaskRecord).
+  py::dict take_profile() {
+    const std::vector<sb3ale::TaskRecord> records = get().take_profile();
+    const auto n = static_cast<py::ssize_t>(records.size());
+    auto column = [&](auto field) {
+      auto a = new_array<int64_t>({n});
+      for (py::ssize_t k = 0; k < n; ++k) a.mutable_data()[k] = field(records[static_cast<size_t>(k)]);
+      return a;
+    };
+    py::dict d;
+    d["batch"] = column([](const sb3ale::TaskRecord& r) { return r.batch; });
+    d["env"] = column([](const sb3ale::TaskRecord& r) { return int64_t{r.env}; });
+    d["thread"] = column([](const sb3ale::TaskRecord& r) { return int64_t{r.thread}; });
+    d["reset"] = column([](const sb3ale::TaskRecord& r) { return int64_t{r.reset}; });
+    d["start_ns"] = column([](const sb3ale::TaskRecord& r) { return r.start_ns; });
+    d["end_ns"] = column([](const sb3ale::TaskRecord& r) { return r.end_ns; });
+    d["sent_ns"] = column([](const sb3ale::TaskRecord& r) { return r.sent_ns; });
+    return d;
+  }
+  bool resets_first() { return get().resets_first(); }
+  void set_resets_first(bool on) { get().set_resets_first(on); }
   bool pending() { return engine_ && engine_->in_flight() > 0; }
   void inject_fault(int i) { get().inject_fault(i); }
   bool closed() const { return !engine_ || close_requested_; }
@@ -372,6 +396,12 @@ PYBIND11_MODULE(_engine, m) {
            "The current stacks and ALE info of env_ids (none in flight), as a dict of arrays.")
       .def("close", &PyEngine::close)
       .def("_inject_fault", &PyEngine::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
+      .def("_profile", &PyEngine::profile, py::arg("on"),
+           "Benchmark: start (clearing the log) or stop timing each env's task; nothing may be in flight.")
+      .def("_take_profile", &PyEngine::take_profile,
+           "Benchmark: the tasks timed since the last call: batch, env, thread, reset, start/end/sent ns.")
+      .def_property("_resets_first", &PyEngine::resets_first, &PyEngine::set_resets_first,
+                    "Benchmark: a full batch queues the envs that will reset first (default True).")
       .def_property_readonly("pending", &PyEngine::pending)
       .def_property_readonly("closed", &PyEngine::closed)
       .def_property_readonly("num_envs", &PyEngine::num_envs)

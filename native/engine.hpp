@@ -13,6 +13,7 @@
 #include "atari_env.hpp"
 #include "config.hpp"
 #include "frame_ops.hpp"
+#include "task_profile.hpp"
 #include "thread_pool.hpp"
 
 namespace sb3ale {
@@ -67,6 +68,15 @@ class Engine {
   const StepResult& result(int i) const { return results_.at(static_cast<size_t>(i)); }
   /// For tests of the error path: env i's next step throws std::runtime_error.
   void inject_fault(int i) { inject_fault_.at(static_cast<size_t>(i)) = 1; }
+  /// Whether a full batch's envs that will reset go first in the queue (see send); on by default,
+  /// off for the benchmark's A/B against the plain env-id order.
+  bool resets_first() const { return resets_first_; }
+  void set_resets_first(bool on) { resets_first_ = on; }
+  /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env
+  /// may be in flight.
+  void profile(bool on);
+  /// The tasks timed since the last call, batch by batch (see TaskProfile).
+  std::vector<TaskRecord> take_profile() { return profile_.take(); }
 
  private:
   struct Op {  // what env i does when a worker picks it up
@@ -78,6 +88,7 @@ class Engine {
   };
 
   void run_env(int i);
+  void run_op(int i);
   void check_ids(const std::vector<int>& ids, size_t values) const;
   void dispatch(const std::vector<int>& ids, uint8_t* rows);
   void drain();  // waits for every env in flight and forgets their results
@@ -97,6 +108,8 @@ class Engine {
   std::vector<char> inject_fault_;
   std::vector<uint8_t> staging_;            // one observation row per env, for sends without rows
   int in_flight_ = 0;
+  TaskProfile profile_;
+  bool resets_first_ = true;
   bool interrupted_ = false;  // a batch was cancelled part-way: only a reset makes envs agree again
   ThreadPool pool_;  // last: destroyed first, so no worker outlives the state its tasks touch
 };

@@ -27,7 +27,11 @@ void spin_until(std::chrono::microseconds budget, Ready ready) {
   }
 }
 
+thread_local int this_thread_index = 0;  // set once by each worker
+
 }  // namespace
+
+int ThreadPool::current_thread() { return this_thread_index; }
 
 std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
@@ -49,7 +53,10 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
     : task_(std::move(task)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t + 1 < num_threads; ++t) {
-    workers_.emplace_back([this] { work(); });
+    workers_.emplace_back([this, t] {
+      this_thread_index = t + 1;
+      work();
+    });
     if (affinity_offset >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);

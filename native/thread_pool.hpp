@@ -44,6 +44,8 @@ class ThreadPool {
   /// Drops the queued indices that no thread has started (returned), waits for the running ones.
   std::vector<int> cancel();
   int size() const { return static_cast<int>(workers_.size()) + 1; }
+  /// Which of a pool's threads runs this: worker t (1-based), or 0 for any other thread (the caller).
+  static int current_thread();
 
  private:
   void work();

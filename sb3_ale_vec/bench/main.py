@@ -6,6 +6,7 @@
     python -m sb3_ale_vec.bench --ppo      # SB3 PPO throughput (ppo.py)
     python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (ray_shards.py)
     python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (jax_scan.py)
+    python -m sb3_ale_vec.bench --profile --num-envs 8,64 --threads 2   # step times, idle (step_profile.py)
 
 Equal work: every peer of the first table is configured alike (see peers.EQUAL_WORK), so all
 emulate the same frames: this engine and ale-py's AtariVectorEnv, given the same seed and actions,
@@ -194,6 +195,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (ray_shards.py)")
     parser.add_argument("--xla", action="store_true",
                         help="jitted lax.scan over xla()'s step vs a Python loop over step() vs ale-py's xla() (N=8,64)")
+    parser.add_argument("--profile", action="store_true",
+                        help="per env step times with reset flags, and threads' idle time per batch (step_profile.py)")
     args = parser.parse_args(argv)
     games = (args.game or (FULL_GAMES if args.full else "breakout")).split(",")
     sizes = [int(x) for x in (args.num_envs or ("8,16,64" if args.full else "8")).split(",")]
@@ -201,6 +204,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out = args.out or ("bench" if args.full else None)
     cores = os.cpu_count() or 1
     thread_counts = sorted({cores if t == "all" else int(t) for t in args.threads.split(",")})
+    if args.profile:
+        from sb3_ale_vec.bench.step_profile import main as main_profile
+
+        return main_profile(["--game", ",".join(games), "--num-envs", ",".join(map(str, sizes)),
+                             "--threads", ",".join(map(str, thread_counts)), "--steps", str(args.steps or 1000),
+                             "--compare", "--simulate", "16"])
     if args.ray:
         from sb3_ale_vec.bench.ray_shards import main_ray
 

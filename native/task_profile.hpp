@@ -1,0 +1,62 @@
+// Optional per-task timing for the benchmark's --profile: which thread ran each env's task, when,
+// and whether it reset. Off by default; when off the step path pays one predictable branch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace sb3ale {
+
+struct TaskRecord {
+  int64_t batch = 0;     ///< the recv that returned it, counted from the profile's start
+  int32_t env = 0;
+  int32_t thread = 0;    ///< 0: the caller; t >= 1: worker t
+  bool reset = false;    ///< the task ran a game reset (requested, or an auto-reset)
+  int64_t start_ns = 0;  ///< steady clock, from the profile's start
+  int64_t end_ns = 0;
+  int64_t sent_ns = 0;   ///< when its send was dispatched
+};
+
+/// One slot per env, written only by the task of that env (so no lock), collected by the caller
+/// at recv, after the pool's mutex ordered the writes before it.
+class TaskProfile {
+ public:
+  bool on() const { return on_; }
+  void start(int num_envs) {
+    on_ = true;
+    origin_ = std::chrono::steady_clock::now();
+    slots_.assign(static_cast<size_t>(num_envs), TaskRecord{});
+    log_.clear();
+    batch_ = 0;
+  }
+  void stop() { on_ = false; }
+  int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin_).count();
+  }
+  TaskRecord& slot(int env) { return slots_[static_cast<size_t>(env)]; }
+  /// Caller: the envs of one recv are done; files their records under one batch number.
+  void collect(const std::vector<int>& ids) {
+    for (int i : ids) {
+      TaskRecord r = slots_[static_cast<size_t>(i)];
+      r.batch = batch_;
+      r.env = i;
+      log_.push_back(r);
+    }
+    ++batch_;
+  }
+  std::vector<TaskRecord> take() {
+    std::vector<TaskRecord> out;
+    out.swap(log_);
+    return out;
+  }
+
+ private:
+  bool on_ = false;
+  std::chrono::steady_clock::time_point origin_;
+  std::vector<TaskRecord> slots_;
+  std::vector<TaskRecord> log_;
+  int64_t batch_ = 0;
+};
+
+}  // namespace sb3ale

@@ -1,0 +1,51 @@
+"""Scheduling never changes a result: a full batch that queues its resets first returns, env by
+env, what the plain env-id order returns; and the benchmark's task profile records every task."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+from test_batching import assert_same, make, trajectories
+
+
+@pytest.mark.parametrize("front_end", ["gymnasium", "ale"])
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_resets_first_returns_what_env_id_order_returns(front_end, mode, threads):
+    actions = np.random.default_rng(5).integers(0, 4, (6, 120))
+    runs = []
+    for resets_first in (True, False):
+        env = make(front_end, 6, mode, threads, 0, 300)  # frame limit 300: many resets
+        env._engine._engine._resets_first = resets_first
+        try:
+            runs.append(trajectories(env, actions, seed=11))
+        finally:
+            env.close()
+    assert_same(*runs)
+
+
+def test_profile_records_each_task_with_its_thread_and_reset_flag():
+    env = make("ale", 4, AutoresetMode.NEXT_STEP, 2, 0, 200)
+    engine = env._engine._engine
+    try:
+        env.reset(seed=3)
+        engine._profile(True)
+        resets = []
+        ended = np.zeros(4, bool)
+        for t in range(60):
+            _, _, terminated, truncated, _ = env.step(np.full(4, t % 4))
+            resets.append(ended.copy())  # NEXT_STEP: the step after a done is the reset
+            ended = terminated | truncated
+        rec = engine._take_profile()
+        engine._profile(False)
+        assert engine._take_profile()["env"].size == 0
+    finally:
+        env.close()
+    assert rec["batch"].tolist() == sorted(rec["batch"].tolist()) and rec["batch"].max() == 59
+    assert sorted(rec["env"][rec["batch"] == 7].tolist()) == [0, 1, 2, 3]
+    assert set(rec["thread"].tolist()) <= {0, 1}
+    assert (rec["sent_ns"] <= rec["start_ns"]).all() and (rec["start_ns"] <= rec["end_ns"]).all()
+    flags = np.zeros((60, 4), bool)
+    flags[rec["batch"], rec["env"]] = rec["reset"].astype(bool)
+    assert (flags == np.array(resets)).all() and flags.any()

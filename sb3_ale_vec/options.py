@@ -98,7 +98,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("mode", _optional_int, None, "game mode (None: the game's default)"),
     Option("difficulty", _optional_int, None, "game difficulty (None: the game's default)"),
     Option("env_frameskip", _env_frameskip, 1, "the frame skip of gymnasium's `AtariEnv` under SB3's wrappers: 4 as in `ALE/*-v5`, `(2, 5)` as in plain `*-v4` (sb3 only)"),
-    Option("num_threads", _int(0), 0, "threads that step envs, the caller's included (it steps envs while it waits for a batch); 0 means one per core, at most `num_envs`"),
+    Option("num_threads", _int(0), 0, "threads that step envs, the caller's included (it steps envs while it waits for a batch); 0 means one per CPU this process may run on (its affinity mask: what Ray, Kubernetes or Slurm give it), at most `num_envs`"),
     Option("thread_affinity_offset", _int(-1), -1, "pins worker t to core `offset + t` (the caller's thread is left as it is); -1 turns pinning off"),
 )
 OPTION_NAMES = tuple(option.name for option in OPTIONS)

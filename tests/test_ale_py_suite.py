@@ -68,6 +68,7 @@ def test_the_suites_reset_mask_and_error_cases_pass(suite_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_ale_pys_whole_vector_suite_passes(suite_dir):
     code, output = run_suite(suite_dir, SUITE)
     found = counts(output)

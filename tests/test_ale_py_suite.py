@@ -51,6 +51,12 @@ def counts(output: str) -> dict[str, int]:
     return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|error|errors|skipped|xfailed)", summary)}
 
 
+def drop_in_was_tested(output: str) -> bool:
+    """The plugin's count: the suite built our vector envs, and never one of ale-py's."""
+    built = re.search(r"vector envs built: sb3_ale_vec (\d+), ale_py (\d+)", output)
+    return built is not None and int(built.group(1)) > 0 and int(built.group(2)) == 0
+
+
 def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir):
     text = (suite_dir / SUITE).read_text()
     assert "gym.make_vec(" in text and "ale_py" in text
@@ -65,6 +71,7 @@ def test_the_suites_reset_mask_and_error_cases_pass(suite_dir):
     code, output = run_suite(suite_dir, SUITE, "-k", "reset_mask or invalid_frameskip or invalid_reset_masks")
     found = counts(output)
     assert code == 0 and found.get("passed", 0) == 8 and set(found) == {"passed"}, output[-3000:]
+    assert drop_in_was_tested(output), output[-3000:]
 
 
 @pytest.mark.slow
@@ -73,3 +80,4 @@ def test_ale_pys_whole_vector_suite_passes(suite_dir):
     code, output = run_suite(suite_dir, SUITE)
     found = counts(output)
     assert code == 0 and set(found) == {"passed"} and found["passed"] >= 80, output[-5000:]
+    assert drop_in_was_tested(output), output[-3000:]

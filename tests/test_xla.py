@@ -19,7 +19,7 @@ import ale_py  # noqa: E402
 
 from sb3_ale_vec import AleVectorEnv, AtariVectorEnv  # noqa: E402
 from sb3_ale_vec.gymnasium import xla as xla_module  # noqa: E402
-from test_ale_py_suite import ROOT, sdist_path  # noqa: E402
+from test_ale_py_suite import ROOT, sdist_path, drop_in_was_tested  # noqa: E402
 
 SUITE = f"ale_py-{ale_py.__version__}/tests/python/test_atari_vector_xla.py"
 
@@ -47,6 +47,7 @@ def test_ale_py_xla_suite_passes_unchanged_against_the_drop_in(tmp_path):
                              str(suite)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "25 passed" in result.stdout, result.stdout[-1000:]
+    assert drop_in_was_tested(result.stdout), result.stdout[-1000:]
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"continuous": True}, {"grayscale": False, "stack_num": 2}])

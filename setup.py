@@ -248,17 +248,18 @@ class BuildExt(build_ext):
 
 ENGINE_FLAGS = ["-O3", "-Wall", "-Wextra", "-ffp-contract=off"]
 HEADERS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp"))
-HOOKS = ROOT / "native" / "hooks.cpp"
+HOOKS = [ROOT / "native" / name for name in ("hooks.cpp", "xla_stage_test.cpp")]
 engine = Pybind11Extension(
     "sb3_ale_vec._engine",
-    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p not in (PGO_TRAINER, HOOKS)),
+    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p != PGO_TRAINER and p not in HOOKS),
     depends=HEADERS, cxx_std=17,
 )
 # The hooks of the tests and the benchmark, out of the module users import: the pure parts they
 # compare with cv2 and numpy, and the bare emulator loop (ALE's core linked in again).
 testing = Pybind11Extension(
     "sb3_ale_vec._testing",
-    [f"native/{name}.cpp" for name in ("hooks", "emulator", "frame_ops", "resize_avx2", "palette_lookup")],
+    [f"native/{name}.cpp" for name in ("hooks", "xla_stage_test", "emulator", "frame_ops", "resize_avx2",
+                                        "palette_lookup")],
     depends=HEADERS, cxx_std=17,
 )
 # build_clib's sources stay empty here, so an sdist never lists ALE's files; BuildClib finds them.

@@ -109,6 +109,11 @@ PYBIND11_MODULE(_engine, m) {
     return py::object(py::make_tuple(py::make_tuple(sb3ale::xla::api_major(), sb3ale::xla::api_minor()),
                                      py::capsule(sb3ale::xla::reset_handler()), py::capsule(sb3ale::xla::step_handler())));
   }, "((ffi_api_major, ffi_api_minor), reset capsule, step capsule) or None.");
+  m.def("xla_ffi_cuda_targets", [] {
+    if (!sb3ale::xla::available()) return py::object(py::none());
+    return py::object(py::make_tuple(py::capsule(sb3ale::xla::reset_cuda_handler()),
+                                     py::capsule(sb3ale::xla::step_cuda_handler())));
+  }, "(reset capsule, step capsule) of the CUDA targets (native/xla_cuda.cpp), or None.");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");
 }

@@ -125,12 +125,14 @@ int rom_reset_frames(const std::string& rom_path) {
 }  // namespace
 
 void add_hooks(py::module_& m);
+void add_xla_stage_hook(py::module_& m);  // xla_stage_test.cpp
 
 }  // namespace sb3ale
 
 PYBIND11_MODULE(_testing, m) {
   m.doc() = "sb3_ale_vec's test and benchmark hooks (not part of the API)";
   sb3ale::add_hooks(m);
+  sb3ale::add_xla_stage_hook(m);
 }
 
 namespace sb3ale {

@@ -290,6 +290,22 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_step, Step,
                                   .Ret<ffi::Buffer<ffi::S32>>()    // the step's lives, frame_number, episode_frame_number
                                   .Ret<ffi::Buffer<ffi::U8>>());   // final obs (SAME_STEP; empty otherwise)
 
+// The targets' bodies on host buffers (xla_stage.hpp): the CUDA targets stage through these.
+ffi::Error reset_on_host(const HostArgs<3>& a, const HostArgs<6>& r) {
+  using B8 = ffi::Buffer<ffi::U8>;
+  using B32 = ffi::Buffer<ffi::S32>;
+  return Reset(B8(a[0]), B32(a[1]), B32(a[2]), B8(r[0]), B8(r[1]), B32(r[2]), B32(r[3]), B32(r[4]), B32(r[5]));
+}
+
+ffi::Error step_on_host(const HostArgs<3>& a, const HostArgs<15>& r) {
+  using B8 = ffi::Buffer<ffi::U8>;
+  using B32 = ffi::Buffer<ffi::S32>;
+  using BF = ffi::Buffer<ffi::F32>;
+  using BP = ffi::Buffer<ffi::PRED>;
+  return Step(B8(a[0]), B32(a[1]), BF(a[2]), B8(r[0]), B8(r[1]), BF(r[2]), BP(r[3]), BP(r[4]), B32(r[5]), B32(r[6]),
+              B32(r[7]), B32(r[8]), BP(r[9]), BF(r[10]), B32(r[11]), BP(r[12]), B32(r[13]), B8(r[14]));
+}
+
 bool available() { return true; }
 int api_major() { return XLA_FFI_API_MAJOR; }
 int api_minor() { return XLA_FFI_API_MINOR; }

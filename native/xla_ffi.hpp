@@ -23,5 +23,20 @@ int api_minor();
 /// XLA_FFI_Handler* of the CPU targets, for jax.ffi.register_ffi_target (nullptr without them).
 void* reset_handler();
 void* step_handler();
+/// The CUDA targets (xla_cuda.cpp): the CPU targets staged through host memory on XLA's stream.
+void* reset_cuda_handler();
+void* step_cuda_handler();
 
 }  // namespace sb3ale::xla
+
+#ifdef SB3_ALE_VEC_XLA_FFI
+#include "xla_stage.hpp"
+
+namespace sb3ale::xla {
+
+/// The CPU targets' bodies on host buffers, in the order their bindings list them.
+::xla::ffi::Error reset_on_host(const HostArgs<3>& args, const HostArgs<6>& rets);
+::xla::ffi::Error step_on_host(const HostArgs<3>& args, const HostArgs<15>& rets);
+
+}  // namespace sb3ale::xla
+#endif

@@ -176,6 +176,29 @@ def test_errors():
     xla_module.check_ffi_api((0, 3), (0, 4), "9.9")  # a newer minor runs older handlers
 
 
+def test_the_cuda_targets_staging_through_host_memory():
+    """The CUDA targets run the CPU ones on host copies (native/xla_stage.hpp). No GPU is here, so
+    _testing stages a small target the same way with memcpy as the copies: every argument in, every
+    result out, dims and dtypes kept, an empty result, bad dtypes refused; the CUDA targets exist."""
+    from sb3_ale_vec import _engine, _testing
+
+    assert all(_engine.xla_ffi_cuda_targets())
+    jax.ffi.register_ffi_target("sb3_ale_vec_test_staged", _testing._xla_staged_target(), platform="cpu")
+    x = np.arange(250, 256, dtype=np.uint8).reshape(2, 3)
+    y, z = np.arange(-3, 4, dtype=np.int32), np.linspace(-1, 1, 5, dtype=np.float32)
+    shapes = [(x.shape, jnp.uint8), (y.shape, jnp.int32), (z.shape, jnp.float32), (x.shape, jnp.bool_), ((0,), jnp.uint8)]
+    call = jax.ffi.ffi_call("sb3_ale_vec_test_staged", [jax.ShapeDtypeStruct(*s) for s in shapes])
+    _testing._xla_staged_bytes(True)
+    got = host(jax.jit(call)(x, y, z))
+    expected = [x + np.uint8(1), 2 * y, -z, x % 2 == 1, np.zeros(0, np.uint8)]
+    assert all(data_equivalence(a, b) for a, b in zip(got, expected))
+    assert _testing._xla_staged_bytes() == 2 * (x.nbytes + y.nbytes + z.nbytes) + x.size
+    with pytest.raises(Exception, match="argument 1 has the wrong dtype"):
+        jax.block_until_ready(call(x, y.astype(np.float32), z))
+    with pytest.raises(Exception, match="expected 3 arguments"):
+        jax.block_until_ready(call(x, y))
+
+
 def test_without_jax_xla_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)
     env = AtariVectorEnv("pong", 1)

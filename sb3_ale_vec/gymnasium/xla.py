@@ -10,8 +10,9 @@ truncations, info))``, a new handle out of each call (thread it through, as a sc
 The handle is 8 bytes naming the env in a registry of open engines (never a pointer): after
 ``close()`` a step fails with a clear error instead of touching freed memory. The env's state lives
 in the engine, so the Python ``reset()``/``step()`` and these functions see one env; don't call
-both at once (block on the JAX results first). Only the CPU target exists (there is no CUDA one:
-under a GPU default device, run the rollout with ``jax.default_device(jax.devices("cpu")[0])``).
+both at once (block on the JAX results first). Each target is registered for the CPU and for CUDA;
+the CUDA one copies its arguments to the host, runs the CPU target, and copies the results back on
+XLA's stream, as ale-py's does (native/xla_cuda.cpp, through the CUDA driver found at run time).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def check_ffi_api(built: tuple[int, int], runtime: tuple[int, int] | None, jaxli
 
 
 def register(jax: Any) -> None:
-    """Registers the CPU targets once per process, after checking the FFI API version."""
+    """Registers the CPU and CUDA targets once per process, after checking the FFI API version."""
     global _registered
     with _lock:
         if _registered:
@@ -77,9 +78,11 @@ def register(jax: Any) -> None:
         import jaxlib
 
         check_ffi_api(tuple(built), runtime_ffi_api(jax), getattr(jaxlib, "__version__", "?"))
-        for name, capsule in ((RESET_TARGET, reset), (STEP_TARGET, step)):
+        cuda_reset, cuda_step = _engine.xla_ffi_cuda_targets()
+        for name, capsule, platform in ((RESET_TARGET, reset, "cpu"), (STEP_TARGET, step, "cpu"),
+                                        (RESET_TARGET, cuda_reset, "CUDA"), (STEP_TARGET, cuda_step, "CUDA")):
             try:
-                jax.ffi.register_ffi_target(name, capsule, platform="cpu")
+                jax.ffi.register_ffi_target(name, capsule, platform=platform)
             except Exception as error:  # XLA refuses handlers of an API version it does not support
                 raise RuntimeError(f"jax refused sb3_ale_vec's XLA FFI target {name} (built against XLA FFI API "
                                    f"{built[0]}.{built[1]}): {error}") from error

@@ -70,3 +70,10 @@ def test_benchmark_runs_every_peer_and_writes_json_and_plot(tmp_path):
 def test_benchmark_ppo_mode():
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--repeats", "1"])
     assert "ours / subproc" in out and "rollout steps/s" in out
+    # Where a rollout step's time goes: every part measured, none negative, the env a real share.
+    header = next(line for line in out.splitlines() if line.startswith("backend") and "forward" in line).split()
+    ours = next(line for line in out.splitlines()[::-1] if line.startswith("sb3_ale_vec")).split()
+    ms = dict(zip(header[1:], map(float, ours[1:])))
+    assert set(ms) == {"env", "obs_to_tensor", "forward", "buffer", "other", "total"}
+    assert all(v >= 0 for v in ms.values()) and ms["env"] > 0 and ms["forward"] > 0
+    assert abs(sum(v for k, v in ms.items() if k != "total") - ms["total"]) < 0.05

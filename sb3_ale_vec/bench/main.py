@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", default=None, help="write OUT.json and OUT.png (--full: default 'bench')")
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
                         help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
+    parser.add_argument("--device", default="auto", help="torch device of --ppo's policy (cpu, cuda; default auto)")
     parser.add_argument("--ray", default="", metavar="SHARDS",
                         help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (ray_shards.py)")
     parser.add_argument("--xla", action="store_true",
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.ppo:
         from sb3_ale_vec.bench.ppo import main_ppo
 
-        return main_ppo(games[0], sizes[0], args.ppo, repeats)
+        return main_ppo(games[0], sizes[0], args.ppo, repeats, args.device)
     names = args.peers.split(",") if args.peers else list(DEFAULT_PEERS)
     for name in names:
         if name not in PEERS:

@@ -1,7 +1,8 @@
 """`bench --ppo`: SB3 PPO CnnPolicy throughput on this engine against make_atari_env + SubprocVecEnv.
 
-Each run is a fresh child process; the two backends take turns. Reports rollout collection steps/s
-and whole learn() steps/s (rollouts plus gradient updates), medians over the runs.
+Each run is a fresh child process; the two backends take turns. Reports rollout collection steps/s,
+whole learn() steps/s (rollouts plus gradient updates) and where a rollout step's time goes, medians
+over the runs. ``--device cuda`` puts the policy on a GPU (default: SB3's "auto").
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ import time
 from typing import Any
 
 
-def _measure_ppo(backend: str, game: str, n: int, timesteps: int) -> dict[str, float]:
-    """SB3 PPO CnnPolicy: rollout collection steps/s and whole learn() steps/s."""
+PARTS = ("env", "obs_to_tensor", "forward", "buffer", "other")  # where a rollout step's time goes
+
+
+def _measure_ppo(backend: str, game: str, n: int, timesteps: int, device: str = "auto") -> dict[str, float]:
+    """SB3 PPO CnnPolicy (rl-zoo3's Atari settings): rollout and whole learn() steps/s, and a rollout
+    step's time by part: the env's step, SB3's obs_as_tensor, the policy's forward, the rollout
+    buffer's add, and the rest of collect_rollouts (SB3's Python: actions to numpy, infos, callbacks)."""
+    import stable_baselines3.common.on_policy_algorithm as on_policy
+    import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -26,26 +34,48 @@ def _measure_ppo(backend: str, game: str, n: int, timesteps: int) -> dict[str, f
     else:
         env = _sb3_subproc(game, n)
 
-    class Timer(BaseCallback):
-        rollout_seconds = 0.0
+    seconds = dict.fromkeys(("rollout", *PARTS), 0.0)
+    model = PPO("CnnPolicy", env, n_steps=128, n_epochs=4, batch_size=256, learning_rate=2.5e-4, clip_range=0.1,
+                ent_coef=0.01, vf_coef=0.5, seed=0, device=device)
+    sync = torch.cuda.synchronize if model.device.type == "cuda" else (lambda: None)
 
+    def timed(fn, part):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            out = fn(*args, **kwargs)
+            sync()  # a GPU's work counts where it was asked for
+            seconds[part] += time.perf_counter() - start
+            return out
+        return wrapper
+
+    class Timer(BaseCallback):
         def _on_rollout_start(self) -> None:
+            sync()
             self.t = time.perf_counter()
 
         def _on_rollout_end(self) -> None:
-            self.rollout_seconds += time.perf_counter() - self.t
+            seconds["rollout"] += time.perf_counter() - self.t
 
         def _on_step(self) -> bool:
             return True
 
-    timer = Timer()
-    model = PPO("CnnPolicy", env, n_steps=128, n_epochs=4, batch_size=256, seed=0)
-    start = time.perf_counter()
-    model.learn(timesteps, callback=timer)
-    total = time.perf_counter() - start
+    model.env.step = timed(model.env.step, "env")
+    model.policy.forward = timed(model.policy.forward, "forward")  # only collect_rollouts calls forward
+    model.rollout_buffer.add = timed(model.rollout_buffer.add, "buffer")
+    to_tensor = on_policy.obs_as_tensor
+    on_policy.obs_as_tensor = timed(to_tensor, "obs_to_tensor")
+    try:
+        start = time.perf_counter()
+        model.learn(timesteps, callback=Timer())
+        total = time.perf_counter() - start
+    finally:
+        on_policy.obs_as_tensor = to_tensor
     env.close()
-    return {"rollout_steps_per_s": model.num_timesteps / timer.rollout_seconds,
-            "learn_steps_per_s": model.num_timesteps / total}
+    steps = model.num_timesteps / n  # vectorized steps
+    seconds["other"] = seconds["rollout"] - sum(seconds[p] for p in PARTS[:-1])
+    return {"rollout_steps_per_s": model.num_timesteps / seconds["rollout"],
+            "learn_steps_per_s": model.num_timesteps / total, "device": model.device.type,
+            **{f"ms_{p}": 1000 * seconds[p] / steps for p in PARTS}}
 
 
 def _sb3_subproc(game: str, n: int):
@@ -61,9 +91,9 @@ def _sb3_subproc(game: str, n: int):
                                         vec_env_cls=SubprocVecEnv, vec_env_kwargs={"start_method": "fork"}), 4)
 
 
-def _in_child(backend: str, game: str, n: int, timesteps: int) -> dict[str, float] | None:
+def _in_child(backend: str, game: str, n: int, timesteps: int, device: str) -> dict[str, float] | None:
     code = (f"import json, sb3_ale_vec.bench.ppo as b; "
-            f"print('RESULT', json.dumps(b._measure_ppo({backend!r}, {game!r}, {n}, {timesteps})))")
+            f"print('RESULT', json.dumps(b._measure_ppo({backend!r}, {game!r}, {n}, {timesteps}, {device!r})))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
     if result.returncode != 0 or not lines:
@@ -72,23 +102,29 @@ def _in_child(backend: str, game: str, n: int, timesteps: int) -> dict[str, floa
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def main_ppo(game: str, n: int, timesteps: int, repeats: int) -> dict[str, Any]:
+def main_ppo(game: str, n: int, timesteps: int, repeats: int, device: str = "auto") -> dict[str, Any]:
     backends = ["sb3_ale_vec", "sb3 subproc"]
     runs: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
     for _ in range(repeats):
         for backend in backends:
-            result = _in_child(backend, game, n, timesteps)
+            result = _in_child(backend, game, n, timesteps, device)
             if result is not None:
                 runs[backend].append(result)
-    print(f"\nSB3 PPO CnnPolicy on {game}, num_envs={n}, {timesteps} timesteps x {repeats}")
+    done = {b: r for b, r in runs.items() if r}
+    devices = sorted({r["device"] for results in done.values() for r in results})
+    print(f"\nSB3 PPO CnnPolicy on {game}, num_envs={n}, {timesteps} timesteps x {repeats}, device {'/'.join(devices)}")
+    median = {b: {k: statistics.median(r[k] for r in results) for k in results[0] if k != "device"}
+              for b, results in done.items()}
     print(f"{'backend':<14} {'rollout steps/s':>16} {'learn() steps/s':>16}")
-    for backend, results in runs.items():
-        if results:
-            rollout = statistics.median(r["rollout_steps_per_s"] for r in results)
-            learn = statistics.median(r["learn_steps_per_s"] for r in results)
-            print(f"{backend:<14} {rollout:>16,.0f} {learn:>16,.0f}")
-    if all(runs.values()):
-        ratio = [statistics.median(r[k] for r in runs["sb3_ale_vec"]) / statistics.median(r[k] for r in runs["sb3 subproc"])
-                 for k in ("rollout_steps_per_s", "learn_steps_per_s")]
-        print(f"{'ours / subproc':<14} {ratio[0]:>15.2f}x {ratio[1]:>15.2f}x")
-    return {"game": game, "num_envs": n, "timesteps": timesteps, "ppo": runs}
+    for backend, m in median.items():
+        print(f"{backend:<14} {m['rollout_steps_per_s']:>16,.0f} {m['learn_steps_per_s']:>16,.0f}")
+    if len(median) == 2:
+        ours, theirs = median["sb3_ale_vec"], median["sb3 subproc"]
+        print(f"{'ours / subproc':<14} {ours['rollout_steps_per_s'] / theirs['rollout_steps_per_s']:>15.2f}x "
+              f"{ours['learn_steps_per_s'] / theirs['learn_steps_per_s']:>15.2f}x")
+    print(f"\nA rollout step (all {n} envs), ms by part (medians):")
+    print(f"{'backend':<14}" + "".join(f"{p:>15}" for p in PARTS) + f"{'total':>10}")
+    for backend, m in median.items():
+        print(f"{backend:<14}" + "".join(f"{m['ms_' + p]:>15.2f}" for p in PARTS) +
+              f"{sum(m['ms_' + p] for p in PARTS):>10.2f}")
+    return {"game": game, "num_envs": n, "timesteps": timesteps, "device": devices, "ppo": runs}

@@ -67,6 +67,23 @@ def test_benchmark_runs_every_peer_and_writes_json_and_plot(tmp_path):
     assert (tmp_path / "bench.png").stat().st_size > 1000
 
 
+def test_benchmark_asynchronous_batches(tmp_path):
+    """EnvPool-style batches: each engine returns the first envs to finish, frames counted per env id."""
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--repeats", "1", "--steps", "40", "--seconds", "0.2",
+                "--num-envs", "4", "--batch-size", "2", "--threads", "1,2", "--peers", "sb3_ale_vec,ale_py",
+                "--out", str(tmp_path / "bench")])
+    assert "num_envs=4, asynchronous batches of 2" in out and "emulated the same frames" not in out
+    report = json.loads((tmp_path / "bench.json").read_text())
+    for threads in (1, 2):
+        for peer in ("sb3_ale_vec", "ale_py"):
+            run = report["runs"][f"breakout|4|{peer}|{threads}"][0]
+            # 40 steps of 2 envs, about 4 frames each (a reset's no-ops add some, a reset step with
+            # none fewer): counted by env id, or the differences would be off by whole episodes.
+            assert run["steps_per_s"] > 0 and 40 * 2 * 4 * 0.9 <= run["frames"] <= 40 * 2 * 40
+    with pytest.raises(AssertionError, match="--batch-size must be in"):
+        _run([sys.executable, "-m", "sb3_ale_vec.bench", "--num-envs", "4", "--batch-size", "5"])
+
+
 def test_benchmark_ppo_mode():
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--repeats", "1"])
     assert "ours / subproc" in out and "rollout steps/s" in out

@@ -40,9 +40,10 @@ ENV_STEPS_PER_RUN = 3200  # about a second of this engine on one core
 class Server:
     """One peer's child process (peers.serve)."""
 
-    def __init__(self, peer: str, game: str, n: int, threads: int) -> None:
+    def __init__(self, peer: str, game: str, n: int, threads: int, batch: int = 0) -> None:
         self.key = (peer, threads)
-        self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench.peers", peer, game, str(n), str(threads)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench.peers", peer, game, str(n), str(threads),
+                                      str(batch)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def _line(self, prefix: str) -> str | None:
@@ -80,9 +81,10 @@ def available(peer: str) -> bool:
 
 
 def measure_group(game: str, n: int, configs: list[tuple[str, int]], repeats: int, steps: int, seconds: float,
-                  progress) -> dict[tuple[str, int], list[dict[str, float]]]:
-    """Starts every config's server, then runs them in turns, `repeats` rounds."""
-    servers = [Server(peer, game, n, threads) for peer, threads in configs]
+                  progress, batch: int = 0) -> dict[tuple[str, int], list[dict[str, float]]]:
+    """Starts every config's server, then runs them in turns, `repeats` rounds. `batch` (0: all
+    envs) goes to the equal-work vector peers: EnvPool-style asynchronous batches."""
+    servers = [Server(peer, game, n, threads, batch if PEERS[peer][0] == "equal" else 0) for peer, threads in configs]
     runs: dict[tuple[str, int], list[dict[str, float]]] = {s.key: [] for s in servers}
     try:
         live = [s for s in servers if s.ready()]
@@ -104,13 +106,14 @@ def _median(runs: list[dict[str, float]], key: str) -> float | None:
 
 
 def report_group(game: str, n: int, runs: dict[tuple[str, int], list[dict[str, float]]],
-                 limits: dict[tuple[str, int], list[dict[str, float]]]) -> None:
+                 limits: dict[tuple[str, int], list[dict[str, float]]], batch: int = 0) -> None:
     """Prints the equal-work table and SB3's table of one (game, num_envs)."""
     def cell(value: float | None, fmt: str, width: int) -> str:
         return f"{value:{fmt}}".rjust(width) if value is not None else "-".rjust(width)
 
     equal = {k: v for k, v in {**runs, **limits}.items() if PEERS[k[0]][0] == "equal" and v}
-    print(f"\n{game}, num_envs={n}, equal work ({EQUAL_WORK}); medians of {max(map(len, equal.values()), default=0)} runs")
+    mode = f", asynchronous batches of {batch}" if 0 < batch < n else ""
+    print(f"\n{game}, num_envs={n}{mode}, equal work ({EQUAL_WORK}); medians of {max(map(len, equal.values()), default=0)} runs")
     print(f"{'peer':<18} {'threads':>7} {'steps/s':>9} {'frames/s':>10} {'ours/peer':>9} "
           f"{'of act() this build':>19} {'of act() ale-py':>15} {'MiB/env':>8}")
     for (peer, threads), values in sorted(equal.items(), key=lambda kv: (kv[0][1], list(PEERS).index(kv[0][0]))):
@@ -126,7 +129,7 @@ def report_group(game: str, n: int, runs: dict[tuple[str, int], list[dict[str, f
               f"{cell(mem / n if mem is not None else None, '.2f', 8)}")
     for threads in sorted({t for _, t in equal}):
         a, b = runs.get(("sb3_ale_vec", threads)), runs.get(("ale_py", threads))
-        if a and b and len(a) == len(b):
+        if a and b and len(a) == len(b) and not 0 < batch < n:  # which envs a batch holds depends on timing
             fa, fb = sum(r["frames"] for r in a), sum(r["frames"] for r in b)
             verdict = "the same frames" if fa == fb else "DIFFERENT frames"
             print(f"  {threads} thread(s): sb3_ale_vec and ale_py emulated {verdict}: {fa:,} and {fb:,}")
@@ -186,6 +189,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeats", type=int, default=None, help="runs per peer (default 3; --full: 5)")
     parser.add_argument("--steps", type=int, default=0, help=f"batched steps per run (default {ENV_STEPS_PER_RUN} / num_envs)")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of each limit run")
+    parser.add_argument("--batch-size", type=int, default=0,
+                        help="EnvPool-style asynchronous batches of this many envs for the equal-work peers (0: all)")
     parser.add_argument("--peers", default=None, help="comma-separated, from: " + ", ".join(PEERS))
     parser.add_argument("--full", action="store_true", help="four games at N=8,16,64, 5 runs each, JSON and plot")
     parser.add_argument("--out", default=None, help="write OUT.json and OUT.png (--full: default 'bench')")
@@ -225,6 +230,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         from sb3_ale_vec.bench.ppo import main_ppo
 
         return main_ppo(games[0], sizes[0], args.ppo, repeats, args.device)
+    if not 0 <= args.batch_size <= min(sizes):
+        parser.error(f"--batch-size must be in [0, {min(sizes)}] (0: all envs; at most the smallest --num-envs)")
     names = args.peers.split(",") if args.peers else list(DEFAULT_PEERS)
     for name in names:
         if name not in PEERS:
@@ -251,12 +258,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for game in games:
         limits: dict[tuple[str, int], list[dict[str, float]]] = {}
         for i, n in enumerate(sizes):
-            steps = args.steps or max(10, ENV_STEPS_PER_RUN // n)
-            runs = measure_group(game, n, configs(i == 0), repeats, steps, args.seconds, progress)
+            steps = args.steps or max(10, ENV_STEPS_PER_RUN // (args.batch_size or n))
+            runs = measure_group(game, n, configs(i == 0), repeats, steps, args.seconds, progress, args.batch_size)
             limits.update({k: v for k, v in runs.items() if k[0].startswith("act()")})
             runs = {k: v for k, v in runs.items() if not k[0].startswith("act()")}
             progress.clear()
-            report_group(game, n, runs, limits)
+            report_group(game, n, runs, limits, args.batch_size)
             for (peer, threads), values in {**runs, **(limits if i == 0 else {})}.items():
                 results["runs"][f"{game}|{n}|{peer}|{threads}"] = values
     progress.close()

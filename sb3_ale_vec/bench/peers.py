@@ -1,7 +1,7 @@
 """The benchmark's peers. Each runs in a child process of its own that builds its env once, then
 measures on request, so that bench.py can take turns between peers run by run.
 
-    python -m sb3_ale_vec.bench.peers PEER GAME NUM_ENVS THREADS
+    python -m sb3_ale_vec.bench.peers PEER GAME NUM_ENVS THREADS [BATCH_SIZE]
 
 reads lines "STEPS SECONDS" (STEPS batched steps, or SECONDS of a bare loop) and answers each with
 a line "RESULT {json}": steps/s, emulated frames/s where the envs count them, and memory.
@@ -64,8 +64,10 @@ def peak_rss_mib() -> float:
 
 # -- vector peers: built once, then stepped with one shared stream of random actions ---------------
 
-def _make(peer: str, game: str, n: int, threads: int) -> tuple[Any, Callable, int]:
-    """(env, step function, number of actions), after the env's reset with seed 0."""
+def _make(peer: str, game: str, n: int, threads: int, batch: int) -> tuple[Any, Callable, int]:
+    """(env, step function, number of actions), after the env's reset with seed 0. With `batch` <
+    `n` (the equal-work peers only), EnvPool-style: a step sends the last batch's envs their actions
+    and returns the first `batch` envs to finish."""
     from sb3_ale_vec.games import camel_name
 
     if peer in ("sb3_ale_vec", "ale_py"):
@@ -73,18 +75,31 @@ def _make(peer: str, game: str, n: int, threads: int) -> tuple[Any, Callable, in
             from ale_py.vector_env import AtariVectorEnv
         else:
             from sb3_ale_vec import AtariVectorEnv
-        env = AtariVectorEnv(game, n, num_threads=threads)  # both default to the equal-work settings
+        env = AtariVectorEnv(game, n, num_threads=threads, batch_size=batch)  # both default to equal work
         env.reset(seed=0)
         return env, env.step, int(env.single_action_space.n)
     if peer == "envpool":
         import envpool
 
-        env = envpool.make(f"{camel_name(game)}-v5", env_type="gymnasium", num_envs=n, num_threads=threads, seed=0,
-                           episodic_life=False, reward_clip=True, repeat_action_probability=0.0, noop_max=30,
-                           use_fire_reset=True, stack_num=4, img_height=84, img_width=84, gray_scale=True,
-                           frame_skip=FRAMESKIP, max_episode_steps=108000 // FRAMESKIP)
-        env.reset()
-        return env, env.step, int(env.action_space.n)
+        env = envpool.make(f"{camel_name(game)}-v5", env_type="gymnasium", num_envs=n, batch_size=batch,
+                           num_threads=threads, seed=0, episodic_life=False, reward_clip=True,
+                           repeat_action_probability=0.0, noop_max=30, use_fire_reset=True, stack_num=4,
+                           img_height=84, img_width=84, gray_scale=True, frame_skip=FRAMESKIP,
+                           max_episode_steps=108000 // FRAMESKIP)
+        if batch == n:
+            env.reset()
+            return env, env.step, int(env.action_space.n)
+        env.async_reset()
+        ids = [env.recv()[-1]["env_id"]]
+
+        def step(actions: np.ndarray) -> Any:
+            out = env.step(actions, ids[0])
+            ids[0] = out[-1]["env_id"]
+            return out
+
+        return env, step, int(env.action_space.n)
+    if batch != n:
+        raise ValueError(f"{peer} has no asynchronous batches")
     if peer == "sb3_ale_vec sb3":
         from sb3_ale_vec import AleNativeVecEnv
 
@@ -115,17 +130,19 @@ def _make(peer: str, game: str, n: int, threads: int) -> tuple[Any, Callable, in
 
 
 class VectorPeer:
-    def __init__(self, peer: str, game: str, n: int, threads: int) -> None:
-        self.n = n
-        self.env, self.step, n_actions = _make(peer, game, n, threads)
-        self.actions = np.random.default_rng(0).integers(0, n_actions, (1 << 14, n))
+    def __init__(self, peer: str, game: str, n: int, threads: int, batch: int) -> None:
+        self.batch = batch
+        self.env, self.step, n_actions = _make(peer, game, n, threads, batch)
+        self.actions = np.random.default_rng(0).integers(0, n_actions, (1 << 14, batch))
         self.cursor = 0
         self.reset_frames = None
         if peer in ("sb3_ale_vec", "ale_py"):
             from sb3_ale_vec import _testing
 
             self.reset_frames = _testing._reset_frames(rom(game))
-        self.last_frames: np.ndarray | None = None
+        self.last_frames = np.full(n, -1, dtype=np.int64)  # per env: its frame number when it last returned
+        if batch < n:  # the resets still in flight (a seeded one reloads the ROM) finish before any timing
+            self.run(2 * (n // batch + 1), 0.0)
 
     def run(self, steps: int, seconds: float) -> dict[str, float]:
         frames = resets = 0
@@ -135,13 +152,13 @@ class VectorPeer:
             self.cursor = (self.cursor + 1) % len(self.actions)
             if self.reset_frames is not None:
                 obs, reward, terminated, truncated, info = out
-                counted = info["frame_number"].astype(np.int64)
-                if self.last_frames is not None:
-                    frames += int((counted - self.last_frames).sum())
-                self.last_frames = counted
+                ids = info["env_id"] if self.batch < len(self.last_frames) else slice(None)
+                counted, last = info["frame_number"].astype(np.int64), self.last_frames[ids]
+                frames += int((counted - last)[last >= 0].sum())
+                self.last_frames[ids] = counted
                 resets += int(np.count_nonzero(terminated | truncated))
         elapsed = time.perf_counter() - start
-        result = {"steps_per_s": steps * self.n / elapsed}
+        result = {"steps_per_s": steps * self.batch / elapsed}
         if self.reset_frames is not None:
             result["frames"] = frames + resets * self.reset_frames
             result["frames_per_s"] = result["frames"] / elapsed
@@ -212,14 +229,14 @@ class LimitPeer:
             self.pool.terminate()
 
 
-def serve(peer: str, game: str, n: int, threads: int) -> None:
+def serve(peer: str, game: str, n: int, threads: int, batch: int) -> None:
     import sb3_ale_vec  # noqa: F401  (with SB3, torch, ale-py and gymnasium)
 
     if peer in NEEDS:
         __import__(NEEDS[peer])
     baseline = _status_kib(os.getpid(), "VmRSS") / 1024  # imports done: what the envs add comes next
     limit = peer.startswith("act()")
-    runner = LimitPeer(peer, game, threads) if limit else VectorPeer(peer, game, n, threads)
+    runner = LimitPeer(peer, game, threads) if limit else VectorPeer(peer, game, n, threads, batch or n)
     print("READY", flush=True)
     try:
         for line in sys.stdin:
@@ -235,4 +252,4 @@ def serve(peer: str, game: str, n: int, threads: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    serve(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 0)

@@ -3,9 +3,11 @@ pastes it): the front door's examples must not rot."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,5 +31,10 @@ def test_a_readme_block_runs_as_written(block, tmp_path):
         pytest.importorskip("jax")
     if "ray" in block:
         pytest.importorskip("ray")
-    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    # A reader's machine runs no Ray of ours: a Ray temp dir of its own keeps ray.init() from joining
+    # the test suite's cluster (short, for Ray's socket paths).
+    with tempfile.TemporaryDirectory(prefix="ray", dir="/tmp") as ray_tmp:
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": ray_tmp}
+        done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -169,8 +169,14 @@ def _during_recv(env, action):
 def test_ctrl_c_in_step_wait_refuses_steps_until_reset():
     env = _slow_env()
     env.reset()
-    with pytest.raises(KeyboardInterrupt):
-        _during_recv(env, lambda: os.kill(os.getpid(), signal.SIGINT))
+    # Python's own Ctrl-C handler, as a terminal session has it: a background job of a
+    # non-interactive shell (CI's sanitizer run) starts with SIGINT ignored.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _during_recv(env, lambda: os.kill(os.getpid(), signal.SIGINT))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     for _ in range(2):  # refused, clearly, and again: nothing ran meanwhile
         with pytest.raises(RuntimeError, match=r"interrupted \(Ctrl-C\).*reset\(\) before stepping again"):
             env.step(np.zeros(2, dtype=np.int64))

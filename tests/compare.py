@@ -6,7 +6,7 @@ import numpy as np
 
 
 def assert_equal(a, b, where):
-    """Equal values, types, dtypes and shapes, through dicts and object arrays."""
+    """Equal values, types, dtypes, shapes and memory layouts (strides), through dicts and object arrays."""
     if isinstance(a, tuple):
         assert isinstance(b, tuple) and len(a) == len(b), where
         for k, (x, y) in enumerate(zip(a, b)):
@@ -22,6 +22,7 @@ def assert_equal(a, b, where):
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray) and (a.dtype, a.shape) == (b.dtype, b.shape), (where, a.dtype, b.dtype)
         assert np.array_equal(a, b), (where, int((a != b).sum()))
+        assert a.strides == b.strides, (where, "strides", a.strides, b.strides)
     else:
         assert type(a) is type(b) and a == b, (where, a, b)
 

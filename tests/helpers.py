@@ -58,6 +58,8 @@ def assert_same_infos(ref_infos, our_infos, where) -> None:
         for key, value in x.items():
             if key == "terminal_observation":
                 assert y[key].dtype == value.dtype and np.array_equal(value, y[key]), (where, i, key)
+                # the memory layout too: SB3 hands it to the policy as it is (sb3/layout.py)
+                assert y[key].strides == value.strides, (where, i, key, value.strides, y[key].strides)
             elif key == "episode":  # "t" is wall time
                 assert (value["r"], value["l"]) == (y[key]["r"], y[key]["l"]), (where, i, value, y[key])
             else:
@@ -76,12 +78,14 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         if t % reset_every == 0 if reset_every else t == 0:
             o1, o2 = ref.reset(), ours.reset()
             assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
+            assert o1.strides == o2.strides, ("reset strides", t, o1.strides, o2.strides)
             assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
             stats.resets_mid_run += t > 0
         actions = rng.integers(0, ours.action_space.n, n)
         (o1, r1, d1, i1), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
         assert o1.shape == o2.shape and o2.dtype == np.uint8
         assert np.array_equal(o1, o2), ("obs", t, int((o1 != o2).sum()))
+        assert o1.strides == o2.strides, ("obs strides", t, o1.strides, o2.strides)
         assert r2.dtype == np.float32 and np.array_equal(r1, r2), ("rewards", t, r1, r2)
         assert d2.dtype == np.bool_ and np.array_equal(d1, d2), ("dones", t, d1, d2)
         assert_same_infos(i1, i2, t)

@@ -1,4 +1,4 @@
-"""RayAleVecEnv on a real 3-node Ray cluster on this machine, against one AleNativeVecEnv."""
+"""RayAleVecEnv on a real 3-node Ray cluster on this machine, against one AleNativeVecEnv (and SB3's pipeline)."""
 
 import os
 import signal
@@ -15,7 +15,7 @@ from stable_baselines3.common import atari_wrappers  # noqa: E402
 from stable_baselines3.common.monitor import Monitor  # noqa: E402
 
 from conftest import add_node  # noqa: E402
-from helpers import assert_same_infos, compare_rollouts  # noqa: E402
+from helpers import assert_same_infos, compare_rollouts, make_reference  # noqa: E402
 from sb3_ale_vec import AleNativeVecEnv  # noqa: E402
 from sb3_ale_vec.distributed import RayAleVecEnv  # noqa: E402
 
@@ -129,15 +129,31 @@ def test_removed_node_ends_its_shard_and_training_goes_on(cluster):
 
 
 @pytest.mark.slow
-def test_ppo_learns_through_it_exactly_as_through_one_engine(cluster):
-    params = []
-    for env in (AleNativeVecEnv("breakout", 4, **OPTIONS), RayAleVecEnv("breakout", 4, num_shards=2, **OPTIONS)):
-        model = PPO("CnnPolicy", env, n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
-        model.learn(768)
-        assert model.num_timesteps == 768 and len(model.ep_info_buffer) > 0
-        params.append([p.detach().clone() for p in model.policy.parameters()])
-        env.close()
-    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(*params))
+def test_ppo_trains_through_it_exactly_as_through_sb3s_pipeline(cluster):
+    """Deterministic torch on one thread: the same network as SB3's make_atari_env and as one engine
+    (the shards' observations reach the policy in the pipeline's memory layout)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    params, episodes = [], []
+    try:
+        for env in (make_reference("breakout", 4, 0, env_kwargs={"max_num_frames_per_episode": 600}),
+                    AleNativeVecEnv("breakout", 4, seed=0, **OPTIONS),
+                    RayAleVecEnv("breakout", 4, num_shards=2, seed=0, **OPTIONS)):
+            model = PPO("CnnPolicy", env, n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
+            model.learn(768)
+            assert model.num_timesteps == 768 and len(model.ep_info_buffer) > 0
+            params.append([p.detach().clone() for p in model.policy.parameters()])
+            episodes.append([(e["r"], e["l"]) for e in model.ep_info_buffer])
+            env.close()
+    finally:
+        torch.use_deterministic_algorithms(False)
+        torch.set_num_threads(threads)
+    assert episodes[0] == episodes[1] == episodes[2]
+    for other in params[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(params[0], other))
 
 
 def test_rl_zoo_hook_builds_the_same_envs_on_ray(cluster):

@@ -88,7 +88,10 @@ def test_step_returns_fresh_owned_arrays(env):
         env.step(actions)
     for before, now in zip(kept, (obs, rewards, dones)):
         assert np.array_equal(before, now)
-        assert now.flags.writeable and now.flags.c_contiguous
+        assert now.flags.writeable
+    assert rewards.flags.c_contiguous and dones.flags.c_contiguous
+    # VecTransposeImage's view of VecFrameStack's channels-last memory, as in SB3's pipeline
+    assert obs.transpose(0, 2, 3, 1).flags.c_contiguous
     assert obs.dtype == np.uint8 and rewards.dtype == np.float32 and dones.dtype == np.bool_
     assert isinstance(infos, list) and all(isinstance(i, dict) for i in infos)
 

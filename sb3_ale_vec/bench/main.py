@@ -7,6 +7,7 @@
     python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (ray_shards.py)
     python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (jax_scan.py)
     python -m sb3_ale_vec.bench --profile --num-envs 8,64 --threads 2   # step times, idle (step_profile.py)
+    python -m sb3_ale_vec.bench --learn 200000 --game breakout,pong --with-sb3 --out learn   # learning table (learn.py)
 
 Equal work: every peer of the first table is configured alike (see peers.EQUAL_WORK), so all
 emulate the same frames: this engine and ale-py's AtariVectorEnv, given the same seed and actions,
@@ -196,11 +197,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", default=None, help="write OUT.json and OUT.png (--full: default 'bench')")
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
                         help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
-    parser.add_argument("--device", default="auto", help="torch device of --ppo's policy (cpu, cuda; default auto)")
+    parser.add_argument("--device", default="auto", help="torch device of --ppo and --learn (cpu, cuda; default auto)")
     parser.add_argument("--ray", default="", metavar="SHARDS",
                         help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (ray_shards.py)")
     parser.add_argument("--xla", action="store_true",
                         help="jitted lax.scan over xla()'s step vs a Python loop over step() vs ale-py's xla() (N=8,64)")
+    parser.add_argument("--learn", type=int, default=0, metavar="TIMESTEPS",
+                        help="train rl-zoo3's Atari PPO for TIMESTEPS per game: ep_rew_mean against steps and time (learn.py)")
+    parser.add_argument("--with-sb3", action="store_true", help="--learn: SB3's make_atari_env pipeline beside it")
+    parser.add_argument("--seed", type=int, default=0, help="--learn's seed")
     parser.add_argument("--profile", action="store_true",
                         help="per env step times with reset flags, and threads' idle time per batch (step_profile.py)")
     args = parser.parse_args(argv)
@@ -226,6 +231,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         return main_xla(games[0], [int(x) for x in (args.num_envs or "8,64").split(",")],
                         args.steps or ENV_STEPS_PER_RUN, repeats)
+    if args.learn:
+        from sb3_ale_vec.bench.learn import main_learn
+
+        return main_learn(games, args.learn, args.with_sb3, args.seed, args.device, out)
     if args.ppo:
         from sb3_ale_vec.bench.ppo import main_ppo
 

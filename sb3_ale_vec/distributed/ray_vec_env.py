@@ -24,10 +24,11 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec._core import EngineError
-from sb3_ale_vec.options import ALE_MAX_SEED, PRESETS, check_actions, check_int, seed_words
+from sb3_ale_vec.options import ALE_MAX_SEED, check_actions, check_int, seed_words
 from sb3_ale_vec.distributed.cluster import import_ray, join_ray, release
 from sb3_ale_vec.distributed.faults import ShardFaults, shard_error, strip_ansi
 from sb3_ale_vec.distributed.shard import Shard
+from sb3_ale_vec.sb3.layout import channels_first, sb3_layout
 from sb3_ale_vec.sb3.vec_env import AleNativeVecEnv
 
 
@@ -80,7 +81,8 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         self._ale = preset == "ale"
         channels_last = options.pop("channels_last", False)
         options.pop("render_mode", None)
-        self._layout = (preset, "hwc" if channels_last else PRESETS[preset].sb3_layout, options)
+        layout, self._transposed = sb3_layout(preset, channels_last)  # as AleNativeVecEnv's (sb3/layout.py)
+        self._layout = (preset, layout, options)
 
         join_ray(ray, address)
         self._ray = ray
@@ -108,7 +110,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
             self.close()
             raise
         super().__init__(num_envs, probe.observation_space, probe.action_space)
-        self._obs = np.zeros((num_envs, *probe.observation_space.shape), np.uint8)
+        self._obs = np.zeros((num_envs, *probe._engine.obs_shape), np.uint8)  # the engines' layout
         self.metadata = probe.metadata  # AtariEnv's, with its fps, as AleNativeVecEnv's (VecEnv replaced it)
         self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
         self.seed(seed)
@@ -143,7 +145,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         self._failed = []
         self._reset_seeds()
         self._reset_options()
-        return self._obs
+        return self._view(self._obs)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._check_open()
@@ -177,7 +179,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
                 obs[rows], self.reset_infos[rows] = restarted[k]
                 dones[rows] = True
                 for i in ids:
-                    infos[i] = {"TimeLimit.truncated": True, "terminal_observation": np.array(last[i])}
+                    infos[i] = {"TimeLimit.truncated": True, "terminal_observation": self._view(np.array(last[i]))}
                 continue
             kind, value = outcomes[k]
             if kind == "error":  # an ordinary exception: all its envs failed, the others' results stand
@@ -201,9 +203,13 @@ class RayAleVecEnv(ShardFaults, VecEnv):
             self._failed = sorted(failed)
             dones[failed] = False
             raise EngineError("; ".join(errors) + " (the other envs stepped normally: see this error's obs, rewards, "
-                              "dones and infos; reset() rebuilds the failed envs)", self._failed, obs, rewards,
-                              dones, infos)
-        return obs, rewards, dones, infos
+                              "dones and infos; reset() rebuilds the failed envs)", self._failed, self._view(obs),
+                              rewards, dones, infos)
+        return self._view(obs), rewards, dones, infos
+
+    def _view(self, obs: np.ndarray) -> np.ndarray:
+        """The shards' arrays in the memory layout SB3's pipeline hands out (sb3/layout.py)."""
+        return channels_first(obs) if self._transposed else obs
 
     def _infos(self, ids: list[int], columns: dict[str, np.ndarray], finals: dict[int, np.ndarray],
                bad: list[int], now: float, infos: list[dict[str, Any]]) -> None:
@@ -221,7 +227,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
                                    "l": int(lists["episode_length"][j]), "t": now}
             info["TimeLimit.truncated"] = truncated[j]
             if j in finals:  # Ray's arrays are read-only views: SB3 writes into them
-                info["terminal_observation"] = np.array(finals[j])
+                info["terminal_observation"] = self._view(np.array(finals[j]))
             infos[i] = info
 
     def close(self) -> None:

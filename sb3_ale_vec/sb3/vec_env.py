@@ -20,7 +20,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from sb3_ale_vec import _engine
 from sb3_ale_vec._core import EngineCore, EngineError
 from sb3_ale_vec.games import camel_name
-from sb3_ale_vec.options import build_batch, check_actions, check_bool, check_int, check_preset
+from sb3_ale_vec.options import build_batch, check_actions, check_int, check_preset
+from sb3_ale_vec.sb3.layout import channels_first, sb3_layout
 
 # Attributes the engine fixes at construction: set_attr cannot change them.
 _ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_")) | {"channels_last", "game"}
@@ -118,12 +119,13 @@ class AleNativeVecEnv(VecEnv):
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",
     ) -> None:
-        spec = check_preset(preset)
+        check_preset(preset)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
         num_envs = check_int("num_envs", num_envs, 1)
+        layout, self._transposed = sb3_layout(preset, channels_last)
         batch = build_batch(
-            game, num_envs, preset, layout="hwc" if check_bool("channels_last", channels_last) else spec.sb3_layout,
+            game, num_envs, preset, layout=layout,
             next_step_autoreset=False, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
             img_height=img_height, img_width=img_width, stack_num=stack_num, noop_max=noop_max,
             use_fire_reset=use_fire_reset, episodic_life=episodic_life, life_loss_info=life_loss_info,
@@ -142,7 +144,8 @@ class AleNativeVecEnv(VecEnv):
         self.config = batch.configs[0]
         self._engine = EngineCore(batch, type(self).__name__)
 
-        observation_space = spaces.Box(0, 255, self._engine.obs_shape, np.uint8)
+        obs_shape = self._view(np.empty(self._engine.obs_shape, np.uint8)).shape
+        observation_space = spaces.Box(0, 255, obs_shape, np.uint8)
         super().__init__(num_envs, observation_space, spaces.Discrete(len(self._action_meanings)))
         # VecEnv.__init__ replaced metadata; AtariEnv's, with its fps, is what video recorders read.
         self.metadata = dict(ale_py.env.AtariEnv.metadata)
@@ -169,7 +172,7 @@ class AleNativeVecEnv(VecEnv):
         self.reset_infos = [batch.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
-        return batch.obs
+        return self._view(batch.obs)
 
     def seed(self, seed: int | None = None) -> Sequence[None | int]:
         """Env i gets ``seed + i`` at the next ``reset()``; None draws a base seed (below 2**31 for
@@ -216,17 +219,21 @@ class AleNativeVecEnv(VecEnv):
                                    "l": int(batch.episode_length[i]), "t": now}
             info["TimeLimit.truncated"] = truncated[i]
             if i in batch.final_obs:
-                info["terminal_observation"] = batch.final_obs[i]
+                info["terminal_observation"] = self._view(batch.final_obs[i])
             if reset[i]:
                 self.reset_infos[i] = batch.reset_info(i)
             infos.append(info)
-        dones = batch.dones
+        dones, obs = batch.dones, self._view(batch.obs)
         self._unfinished = False  # the whole step reaches the caller, an EngineError's included
         if failed:
             raise EngineError(f"{batch.error} (the other envs stepped normally: see this error's obs, rewards, "
-                              "dones and infos; reset() rebuilds the failed envs)", sorted(failed), batch.obs,
+                              "dones and infos; reset() rebuilds the failed envs)", sorted(failed), obs,
                               batch.rewards, dones, infos)
-        return batch.obs, batch.rewards, dones, infos
+        return obs, batch.rewards, dones, infos
+
+    def _view(self, obs: np.ndarray) -> np.ndarray:
+        """The engine's arrays in the memory layout SB3's pipeline hands out (sb3/layout.py)."""
+        return channels_first(obs) if self._transposed else obs
 
     def send(self, actions: np.ndarray) -> None:
         """``step_async``: start a step of every env and return at once (emulation overlaps the caller)."""

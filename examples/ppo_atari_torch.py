@@ -14,6 +14,7 @@ value (the observation the done step returned), a terminated one does not.
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 import torch
@@ -121,14 +122,18 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=8)
     parser.add_argument("--steps", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-steps", type=int, default=128, help="steps per env per rollout")
     args = parser.parse_args()
     from sb3_ale_vec import AleVectorEnv
 
     envs = AleVectorEnv(args.game, args.envs, episodic_life=True, repeat_action_probability=0.0)
-    _, returns = train(envs, args.steps, args.seed, num_steps=128, epochs=4, minibatches=4)
+    start = time.perf_counter()
+    _, returns = train(envs, args.steps, args.seed, num_steps=args.num_steps, epochs=4, minibatches=4)
+    seconds = time.perf_counter() - start
     envs.close()
     last = [r for r, _ in returns[-20:]]
-    print(f"{len(returns)} episodes; mean return of the last 20: {np.mean(last) if last else float('nan'):.2f}")
+    print(f"{len(returns)} episodes (lives); mean return of the last 20: {np.mean(last) if last else float('nan'):.2f}; "
+          f"{args.steps / seconds:,.0f} steps/s")
 
 
 if __name__ == "__main__":

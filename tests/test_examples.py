@@ -25,6 +25,7 @@ def _run(cmd, cwd=None):
     ("switch_from_make_atari_env.py", ["--timesteps", "200", "--n-envs", "2", "--reference"], "make_atari_env:"),
     ("dqn_atari.py", ["--timesteps", "300", "--num-envs", "2", "--buffer-size", "1000"], "replay buffer"),
     ("gymnasium_pipelined.py", ["--num-envs", "4", "--steps", "200", "--warmup", "100"], "batched (batch_size=2)"),
+    ("ppo_atari_torch.py", ["--envs", "2", "--steps", "256", "--num-steps", "64"], "episodes (lives)"),
 ])
 def test_example_runs(script, args, expected):
     out = _run([sys.executable, str(EXAMPLES / script), *args])
@@ -94,3 +95,13 @@ def test_benchmark_ppo_mode():
     assert set(ms) == {"env", "obs_to_tensor", "forward", "buffer", "other", "total"}
     assert all(v >= 0 for v in ms.values()) and ms["env"] > 0 and ms["forward"] > 0
     assert abs(sum(v for k, v in ms.items() if k != "total") - ms["total"]) < 0.05
+
+
+def test_benchmark_learn_mode_writes_identical_curves_and_a_plot(tmp_path):
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--learn", "3072", "--with-sb3",
+                "--out", str(tmp_path / "learn")])
+    assert "breakout: the two curves against steps are identical" in out, out
+    results = json.loads((tmp_path / "learn.json").read_text())
+    assert [r["backend"] for r in results["runs"]] == ["sb3_ale_vec", "sb3 make_atari_env"]
+    assert all(r["curve"] and r["timesteps"] >= 3072 for r in results["runs"])  # episodes ended: points to compare
+    assert (tmp_path / "learn.png").stat().st_size > 10_000

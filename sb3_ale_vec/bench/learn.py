@@ -99,16 +99,25 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
             style = "-" if run["backend"] == "sb3_ale_vec" else "--"
             row[0].plot(steps, rewards, style, label=run["backend"])
             row[1].plot([s / 60 for s in seconds], rewards, style, label=run["backend"])
+        values = [v for r in runs if r["game"] == game for _, _, v in r["curve"]] + [RANDOM.get(game, 0.0)]
+        lo, hi = min(values), max(values)
+        pad = max(1.0, 0.1 * (hi - lo))
         for ax, xlabel in zip(row, ("timesteps", f"wall-clock minutes ({runs[0]['device']})")):
-            if game in ZOO_10M:
-                mean, std = ZOO_10M[game]
-                ax.axhline(mean, color="green", lw=0.8, ls=":", label=f"rl-zoo3 PPO 10M: {mean} ± {std}")
             if game in RANDOM:
                 ax.axhline(RANDOM[game], color="grey", lw=0.8, ls=":", label=f"random policy: {RANDOM[game]}")
+            if game in ZOO_10M:
+                mean, std = ZOO_10M[game]
+                label = f"rl-zoo3 PPO, 10M steps: {mean} ± {std}"
+                if mean > hi + 5 * pad:  # a short run: keep its curve readable and say where the line is
+                    ax.set_ylim(lo - pad, hi + pad)
+                    ax.annotate(f"↑ {label} (above this scale)", (0.01, 0.97), xycoords="axes fraction",
+                                va="top", fontsize=7, color="green")
+                else:
+                    ax.axhline(mean, color="green", lw=0.8, ls=":", label=label)
             ax.set_xlabel(xlabel)
             ax.set_ylabel("ep_rew_mean (true game score)")
             ax.set_title(game)
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 

@@ -25,15 +25,10 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # PEP 517 backends do not put the project on sys.path
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
 from build_support.ale_source import AleSourceError, ale_source_dir, file_sha256, pinned  # noqa: E402
+from build_support.native_flags import ENGINE_FLAGS, SANITIZERS  # noqa: E402
 
 PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
 PGO_FRAMES_PER_ROM = 10000
-# SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/sanitize.sh).
-SANITIZERS = {
-    "": [],
-    "address": ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g"],
-    "thread": ["-fsanitize=thread", "-g"],
-}
 
 
 def ale_version() -> str:
@@ -246,7 +241,6 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
-ENGINE_FLAGS = ["-O3", "-Wall", "-Wextra", "-ffp-contract=off"]
 HEADERS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp"))
 HOOKS = [ROOT / "native" / name for name in ("hooks.cpp", "xla_stage_test.cpp")]
 engine = Pybind11Extension(

@@ -76,6 +76,22 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
   }
 }
 
+Engine::Driver::Driver(const Engine& engine) : owner_(engine.driver_) {
+  const std::thread::id me = std::this_thread::get_id();
+  std::thread::id none{};
+  if (owner_.compare_exchange_strong(none, me, std::memory_order_acq_rel)) return;
+  if (none == me) {  // this thread already drives it: a call inside a longer one
+    nested_ = true;
+    return;
+  }
+  throw std::runtime_error("another thread is driving this engine right now: one caller at a time "
+                           "(step, reset and wait from one thread, or serialise the calls)");
+}
+
+Engine::Driver::~Driver() {
+  if (!nested_) owner_.store(std::thread::id{}, std::memory_order_release);
+}
+
 const AtariEnv& Engine::env(int i) const {
   if (i < 0 || i >= num_envs()) throw std::out_of_range("env id " + std::to_string(i) + " is out of range");
   if (busy_[static_cast<size_t>(i)]) throw std::runtime_error("env " + std::to_string(i) + " is in flight: recv() it first");
@@ -109,12 +125,13 @@ void Engine::dispatch(const std::vector<int>& ids, uint8_t* rows) {
     busy_[static_cast<size_t>(i)] = 1;
     if (profile_.on()) profile_.slot(i).sent_ns = sent;
   }
-  in_flight_ += static_cast<int>(ids.size());
+  in_flight_.fetch_add(static_cast<int>(ids.size()), std::memory_order_acq_rel);
   pool_.submit(ids);
 }
 
 void Engine::send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows) {
-  if (in_flight_ > 0 || interrupted_) drain();  // a reset drops the results of steps in flight
+  const Driver driver(*this);
+  if (in_flight() > 0 || interrupted_) drain();  // a reset drops the results of steps in flight
   check_ids(ids, seeds.size());
   if (static_cast<int>(ids.size()) == num_envs()) interrupted_ = false;
   for (size_t k = 0; k < ids.size(); ++k) {
@@ -127,6 +144,7 @@ void Engine::send_reset(const std::vector<int>& ids, const std::vector<Seed>& se
 
 void Engine::send(const std::vector<int>& ids, const std::vector<int64_t>& actions,
                   const std::vector<float>& strengths, uint8_t* rows) {
+  const Driver driver(*this);
   if (interrupted_) throw std::runtime_error("the last step or reset was interrupted part-way: reset() first");
   check_ids(ids, actions.size());
   if (strengths.size() != ids.size()) throw std::invalid_argument("send needs one paddle strength per action");
@@ -179,7 +197,8 @@ void Engine::run_env(int i) {
 }
 
 void Engine::profile(bool on) {
-  if (in_flight_ > 0) throw std::logic_error("profile() needs no env in flight: recv() them first");
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("profile() needs no env in flight: recv() them first");
   if (on) {
     profile_.start(num_envs());
   } else {
@@ -218,15 +237,18 @@ void Engine::run_op(int i) {
 }
 
 bool Engine::wait_for(std::chrono::milliseconds timeout) {
+  const Driver driver(*this);
   return expected() == 0 || pool_.wait_for(expected(), timeout);
 }
 
 std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
+  const Driver driver(*this);
+  if (interrupted_) throw std::runtime_error("the work in flight was cancelled (Ctrl-C): reset() first");
   const int count = expected();
   if (count == 0) throw std::logic_error("recv() called with no env in flight: send() first");
   pool_.wait(count);
   std::vector<int> ids = pool_.take(count);
-  in_flight_ -= count;
+  in_flight_.fetch_sub(count, std::memory_order_acq_rel);
   for (size_t k = 0; k < ids.size(); ++k) {
     const auto i = static_cast<size_t>(ids[k]);
     busy_[i] = 0;
@@ -245,22 +267,24 @@ std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
 }
 
 void Engine::cancel() {
-  if (in_flight_ == 0) return;
+  const Driver driver(*this);
+  if (in_flight() == 0) return;
   for (int i : pool_.cancel()) {  // never started: not in flight any more
     busy_[static_cast<size_t>(i)] = 0;
-    --in_flight_;
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   }
   interrupted_ = true;
 }
 
 void Engine::drain() {
-  pool_.wait(in_flight_);
-  for (int i : pool_.take(in_flight_)) {
+  const int count = in_flight();
+  pool_.wait(count);
+  for (int i : pool_.take(count)) {
     const auto e = static_cast<size_t>(i);
     busy_[e] = 0;
     failed_[e] = errors_[e] != nullptr;
   }
-  in_flight_ = 0;
+  in_flight_.store(0, std::memory_order_release);
 }
 
 std::vector<int> Engine::failed_envs() const {

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "atari_env.hpp"
@@ -21,7 +23,9 @@ namespace sb3ale {
 using Seed = std::optional<std::vector<uint32_t>>;  ///< a seed's 32-bit words, least significant first
 
 /// The batched engine. Results never depend on the thread count, the batch size or which thread
-/// ran which env: each env only touches its own state. Not thread-safe itself: one caller drives it.
+/// ran which env: each env only touches its own state. One caller drives it at a time: a call that
+/// starts, waits for or cancels work while another thread's such call is running throws
+/// std::runtime_error (checked, not assumed: the XLA targets and Python threads can both reach it).
 ///
 /// send() / send_reset() start work on some envs; recv() waits for the first min(batch_size, envs in
 /// flight) of them to finish and returns their ids in the order they finished. An env is in flight
@@ -37,7 +41,8 @@ class Engine {
   int num_envs() const { return static_cast<int>(envs_.size()); }
   int num_threads() const { return pool_.size(); }
   int batch_size() const { return batch_size_; }
-  int in_flight() const { return in_flight_; }
+  /// Envs sent and not yet returned by recv; safe to read from any thread.
+  int in_flight() const { return in_flight_.load(std::memory_order_acquire); }
   const EnvConfig& config(int i) const { return configs_.at(static_cast<size_t>(i)); }
   /// Env i, which must not be in flight.
   const AtariEnv& env(int i) const;
@@ -51,16 +56,33 @@ class Engine {
   void send(const std::vector<int>& ids, const std::vector<int64_t>& actions,
             const std::vector<float>& strengths, uint8_t* rows);
   /// How many envs the next recv returns: min(batch_size, in flight).
-  int expected() const { return std::min(batch_size_, in_flight_); }
+  int expected() const { return std::min(batch_size_, in_flight()); }
   /// Waits at most `timeout` for the next recv's envs; true when they are done.
   bool wait_for(std::chrono::milliseconds timeout);
   /// Waits for the next expected() envs and returns their ids in the order they finished; the
   /// observations of those sent without `rows` are copied to gather (row k for the k-th id).
-  /// Envs that failed are listed, with what went wrong, in `error` (empty if none).
+  /// Envs that failed are listed, with what went wrong, in `error` (empty if none). Throws
+  /// std::logic_error with nothing in flight, std::runtime_error after cancel() (reset first).
   std::vector<int> recv(uint8_t* gather, std::string& error);
   /// Stops the work in flight early (for Ctrl-C): envs not yet started are left as they were,
-  /// those running finish, nothing is returned; steps are refused until the next reset.
+  /// those running finish, nothing is returned; recv and steps are refused until the next reset.
   void cancel();
+
+  /// Held for the length of each call that starts, waits for or cancels work, and by a caller
+  /// that makes several such calls in a row (the binding's recv: its wait, in slices, and its
+  /// results), so that no other thread gets in between: another thread's call then throws
+  /// std::runtime_error. The holder's own calls nest.
+  class Driver {
+   public:
+    explicit Driver(const Engine& engine);
+    ~Driver();
+    Driver(const Driver&) = delete;
+    Driver& operator=(const Driver&) = delete;
+
+   private:
+    std::atomic<std::thread::id>& owner_;
+    bool nested_ = false;
+  };
 
   /// Envs whose last task failed (their results are not valid).
   std::vector<int> failed_envs() const;
@@ -107,7 +129,8 @@ class Engine {
   std::vector<char> busy_;                  // per env: sent and not yet returned by recv
   std::vector<char> inject_fault_;
   std::vector<uint8_t> staging_;            // one observation row per env, for sends without rows
-  int in_flight_ = 0;
+  std::atomic<int> in_flight_{0};  // written by the driver, read by anyone (Python's `pending`)
+  mutable std::atomic<std::thread::id> driver_{};  // the thread inside a driving call, if any
   TaskProfile profile_;
   bool resets_first_ = true;
   bool interrupted_ = false;  // a batch was cancelled part-way: only a reset makes envs agree again

@@ -112,15 +112,12 @@ class PyEngine {
   py::dict recv() {
     Engine& engine = get();
     if (engine.expected() == 0) throw std::runtime_error("recv() called with nothing in flight: send() first");
+    // Destroyed in reverse: the driver first, then `waiting` carries out a close() that came
+    // meanwhile, also when this raises (Ctrl-C: the interrupt is what the caller sees).
     Waiting waiting(*this);
-    try {
-      wait_interruptibly(engine);
-    } catch (py::error_already_set&) {
-      waiting.finish();  // a deferred close() happens now; the interrupt is what the caller sees
-      throw;
-    }
-    waiting.finish();
-    if (!engine_) {
+    const Engine::Driver driving(engine);  // from the wait to the results: no other thread in between
+    wait_interruptibly(engine);
+    if (close_requested_) {
       throw std::runtime_error("the engine was closed (by a signal handler or another thread) while recv() "
                                "waited for its results: they are lost");
     }

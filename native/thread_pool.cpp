@@ -4,6 +4,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 
 namespace sb3ale {
 
@@ -53,10 +56,19 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
     : task_(std::move(task)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t + 1 < num_threads; ++t) {
-    workers_.emplace_back([this, t] {
-      this_thread_index = t + 1;
-      work();
-    });
+    try {
+      workers_.emplace_back([this, t] {
+        this_thread_index = t + 1;
+        work();
+      });
+    } catch (const std::system_error& e) {
+      // A constructor that throws runs no destructor: stop and join the workers already started
+      // here (joinable threads left behind would terminate the process), then say what happened.
+      stop_and_join();
+      throw std::runtime_error("could not start worker thread " + std::to_string(t + 1) + " of " +
+                               std::to_string(num_threads - 1) + " (" + e.what() +
+                               "): the process is out of threads or memory; ask for fewer num_threads");
+    }
     if (affinity_offset >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
@@ -66,7 +78,9 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
   }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_and_join(); }
+
+void ThreadPool::stop_and_join() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
@@ -74,6 +88,7 @@ ThreadPool::~ThreadPool() {
   }
   work_ready_.notify_all();
   for (auto& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 void ThreadPool::submit(const std::vector<int>& indices) {

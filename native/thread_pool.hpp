@@ -28,7 +28,8 @@ std::vector<int> allowed_cpus();
 class ThreadPool {
  public:
   /// `affinity_offset` >= 0 pins worker t to the ((affinity_offset + t) mod n)-th of the n CPUs
-  /// in the process's affinity mask (the caller's own thread is left as it is).
+  /// in the process's affinity mask (the caller's own thread is left as it is). Throws
+  /// std::runtime_error, with no thread left running, when a worker cannot be started.
   ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -49,6 +50,7 @@ class ThreadPool {
 
  private:
   void work();
+  void stop_and_join();
   /// Pops and runs the next queued index; `lock` is held on entry and exit, released meanwhile.
   void run_next(std::unique_lock<std::mutex>& lock);
   /// Spins briefly (lock released) for `count` finished indices before the caller sleeps.

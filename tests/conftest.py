@@ -1,5 +1,6 @@
 """pytest setup: helpers.py (next to this file) is importable from every test module."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,3 +33,21 @@ def cluster():
     yield cluster
     ray.shutdown()
     cluster.shutdown()
+
+
+# Skips that only mean "this machine lacks an optional file", never a missing package.
+ALLOWED_SKIPS = ("is not beside this checkout",)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With SB3_ALE_VEC_NO_SKIPS=1 (CI, where every extra is installed), a test skipped for any other
+    reason (a package that failed to install or import: Ray, JAX, ...) fails the run."""
+    if os.environ.get("SB3_ALE_VEC_NO_SKIPS") != "1":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = [r for r in (reporter.stats.get("skipped", []) if reporter else [])
+               if not any(allowed in str(r.longrepr) for allowed in ALLOWED_SKIPS)]
+    if skipped:
+        for report in skipped:
+            reporter.write_line(f"SKIPPED, and SB3_ALE_VEC_NO_SKIPS=1 forbids it: {report.nodeid}: {report.longrepr}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the engine with AddressSanitizer + UndefinedBehaviorSanitizer, then with ThreadSanitizer,
-# each in a scratch copy of the repo, and run the engine's own tests against each build.
+# each in a scratch copy of the repo, and run the engine's own tests against each build: its C++
+# tests (tests/native/, no Python), then its Python tests.
 # Python itself is not instrumented: the sanitizer runtime (and libstdc++, for ASan's exception
 # interceptors) is preloaded. Any report fails the run (halt_on_error).
 # ALE's core comes from the per-user build cache (see setup.py), keyed on the sanitizer flags: a
@@ -19,6 +20,8 @@ run() {  # run KIND PRELOAD PYTEST-ARGS...
   rm -f "$dir"/sb3_ale_vec/*.so
   echo "== building with SB3_ALE_VEC_SANITIZE=$kind"
   (cd "$dir" && SB3_ALE_VEC_SANITIZE=$kind python setup.py -q build_ext --inplace > build.log 2>&1) || { tail -n 50 "$dir/build.log"; return 1; }
+  echo "== the engine's C++ tests under $kind, without Python"
+  bash "$dir/tests/native/run.sh" "$kind"
   echo "== testing the $kind build"
   (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider "$@")
   rm -rf "$dir"

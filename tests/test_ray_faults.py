@@ -131,6 +131,41 @@ def test_a_shard_lost_outside_a_step_is_replaced_there(cluster, how):
     ref.close(), ours.close()
 
 
+@pytest.mark.parametrize("how", ["get_attr", "env_method"])
+def test_a_shard_lost_between_step_async_and_step_wait_is_replaced_once(cluster, how):
+    """Found lost by a call made while a step is in flight: replaced there, once; the step then
+    returns that replacement's reset rows, and its envs go on from there."""
+    from sb3_ale_vec.distributed.faults import replacement_seeds
+
+    ref, ours = _pair(6, 3, seed=6)
+    rng = _warm(ref, ours)
+    ours.set_attr("note", "x", indices=[2, 5])  # so that get_attr asks the shards
+    last = ref.step(np.ones(6, int))[0]
+    ours.step(np.ones(6, int))
+    actions = rng.integers(0, 4, 6)
+    ref_step = ref.step(actions)
+    ours.step_async(actions)
+    os.kill(ours.shard_info()[1]["pid"], signal.SIGKILL)  # envs 2..3
+    time.sleep(0.5)
+    if how == "get_attr":
+        assert ours.get_attr("note", [2, 5]) == ["x", "x"]
+    else:
+        assert ours.env_method("get_action_meanings", indices=[3])[0][:2] == ["NOOP", "FIRE"]
+    obs, rewards, dones, infos = ours.step_wait()
+    assert ours.shard_info()[1]["restarts"] == 1  # once, not again in step_wait
+    _same_rows(ref_step, (obs, rewards, dones, infos), [0, 1, 4, 5], how)
+    assert dones[[2, 3]].all() and infos[2]["TimeLimit.truncated"]
+    assert np.array_equal(infos[3]["terminal_observation"], last[3])
+    # The replacement, modelled locally from its seeds: the rows handed out are its own.
+    model = AleNativeVecEnv("breakout", 2, **OPTIONS)
+    model._seeds = replacement_seeds(6, 1, 1, 2, False)
+    assert np.array_equal(model.reset(), obs[[2, 3]])
+    for t in range(5):
+        actions = rng.integers(0, 4, 6)
+        assert np.array_equal(model.step(actions[[2, 3]])[0], ours.step(actions)[0][[2, 3]]), t
+    ref.close(), ours.close(), model.close()
+
+
 def test_lost_shards_are_replaced_together_with_reproducible_seeds(cluster):
     runs = []
     for _ in range(2):  # the same seed and the same faults: the same results, every env

@@ -180,6 +180,8 @@ def test_ctrl_c_in_step_wait_refuses_steps_until_reset():
     for _ in range(2):  # refused, clearly, and again: nothing ran meanwhile
         with pytest.raises(RuntimeError, match=r"interrupted \(Ctrl-C\).*reset\(\) before stepping again"):
             env.step(np.zeros(2, dtype=np.int64))
+    with pytest.raises(RuntimeError, match=r"cancelled \(Ctrl-C\): reset\(\) first"):
+        env._engine._engine.recv()  # the engine refuses too, whoever calls it
     env.reset()
     obs, rewards, dones, infos = env.step(np.zeros(2, dtype=np.int64))
     assert obs.shape == (2, 4, 84, 84) and len(infos) == 2
@@ -208,3 +210,50 @@ def test_close_from_another_thread_during_step_wait():
         _during_recv(env, env.close)
     assert env._engine.closed
     env.close()
+
+
+@pytest.mark.tsan
+def test_a_second_thread_driving_the_engine_gets_a_runtime_error_and_changes_nothing():
+    env = _slow_env()
+    env.reset()
+    errors = []
+
+    def second():  # calls the engine itself while the first caller waits in step_wait
+        try:
+            env._engine._engine.recv()
+        except RuntimeError as error:
+            errors.append(str(error))
+
+    obs, rewards, dones, infos = _during_recv(env, second)
+    assert len(errors) == 1 and "another thread is driving this engine" in errors[0], errors
+    assert obs.shape == (2, 4, 84, 84) and len(infos) == 2  # the first caller's step, whole
+    env.step(np.zeros(2, dtype=np.int64))
+    env.close()
+
+
+@pytest.mark.nosan
+def test_a_worker_thread_that_cannot_start_is_a_runtime_error_not_a_crash():
+    # Every new thread asks glibc for a 128 TiB stack (all of user space): pthread_create fails for
+    # the engine's workers.
+    proc = _python("""
+        import ctypes
+        from sb3_ale_vec import AtariVectorEnv
+        libc = ctypes.CDLL(None)
+        huge, before = ctypes.create_string_buffer(256), ctypes.create_string_buffer(256)
+        libc.pthread_getattr_default_np(before)
+        libc.pthread_attr_init(huge)
+        libc.pthread_attr_setstacksize(huge, ctypes.c_size_t(1 << 47))
+        libc.pthread_setattr_default_np(huge)
+        try:
+            AtariVectorEnv("pong", 4, num_threads=4)
+        except RuntimeError as error:
+            print("RAISED", error)
+        libc.pthread_setattr_default_np(before)
+        envs = AtariVectorEnv("pong", 2, num_threads=2)
+        envs.reset(seed=0)
+        envs.close()
+        print("THEN BUILT")
+    """)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-3000:]
+    assert "RAISED could not start worker thread 1 of 3" in out and "THEN BUILT" in out, out + err[-2000:]

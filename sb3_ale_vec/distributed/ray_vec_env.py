@@ -164,7 +164,9 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         if self._refs is None:
             raise RuntimeError("step_wait() called without step_async()")
         refs, self._refs = self._refs, None
-        outcomes = self._gather(refs, self.step_timeout_s)
+        # A shard replaced since step_async (get_attr, env_method, ... found it lost) has its reset
+        # waiting in _pending: its old actor's step is void, and must not be replaced again.
+        outcomes = self._gather({k: ref for k, ref in refs.items() if k not in self._pending}, self.step_timeout_s)
         lost = {k: [None] * len(self._env_ids[k]) for k, (kind, _) in outcomes.items() if kind == "lost"}
         restarted = {**self._restart(lost), **self._pending}
         self._pending = {}

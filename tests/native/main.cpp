@@ -1,0 +1,27 @@
+// Runs the engine's C++ tests: native_tests ROM_PATH [NAME_FILTER]
+#include <cstdio>
+#include <cstring>
+
+#include "check.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s ROM_PATH [NAME_FILTER]\n", argv[0]);
+    return 2;
+  }
+  check::rom_path() = argv[1];
+  int ran = 0;
+  for (const check::Test& test : check::registry()) {
+    if (argc > 2 && std::strstr(test.name, argv[2]) == nullptr) continue;
+    const int before = check::failures();
+    try {
+      test.body();
+    } catch (const std::exception& e) {
+      check::fail(test.name, 0, std::string("unexpected exception: ") + e.what());
+    }
+    std::printf("%s %s\n", check::failures() == before ? "ok  " : "FAIL", test.name);
+    ++ran;
+  }
+  std::printf("%d tests, %d failed checks\n", ran, check::failures());
+  return ran == 0 || check::failures() != 0 ? 1 : 0;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The engine's C++ tests (tests/native/test_*.cpp): the thread pool and the engine on a real ROM,
+# built against ALE's core and run without Python, optionally under a sanitizer:
+#   bash tests/native/run.sh [address|thread] [NAME_FILTER]
+# It runs `setup.py build_ext --inplace` with the same SB3_ALE_VEC_SANITIZE first (a no-op when
+# built), which provides ALE's core from the build cache and its headers.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+kind=${1:-}
+cd "$root"
+mkdir -p build
+SB3_ALE_VEC_SANITIZE=$kind python setup.py -q build_ext --inplace > build/native-tests-build.log 2>&1 \
+  || { tail -n 40 build/native-tests-build.log; exit 1; }
+temp=$(dirname "$(ls -t build/temp.*/ale-core-path.txt | head -n 1)")
+core=$(cat "$temp/ale-core-path.txt")
+ale_src=$(python - <<'PY'
+import re
+from pathlib import Path
+from build_support.ale_source import ale_source_dir
+version = re.search(r'"ale-py==([\w.]+)"', Path("pyproject.toml").read_text()).group(1)
+print(ale_source_dir(version) / "src")
+PY
+)
+flags=$(python -m build_support.native_flags "$kind")
+sources=$(ls native/*.cpp | grep -v -E 'bindings|hooks|xla_|pgo_train')
+out=build/native_tests${kind:+_$kind}
+echo "== building $out ($flags)"
+# shellcheck disable=SC2086
+g++ $flags -isystem "$ale_src" -isystem "$temp/ale-generated" tests/native/*.cpp $sources "$core" -lz -pthread -o "$out"
+rom=$(python -c "from ale_py import roms; print(roms.get_rom_path('breakout'))")
+echo "== running $out"
+"$out" "$rom" "${2:-}"

@@ -12,10 +12,10 @@ random-policy level, so a short run shows how far learning has left the random l
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from typing import Any
+
+from sb3_ale_vec.bench.ppo import call_in_child
 
 # rl-baselines3-zoo's benchmark.md, PPO, 10M steps (mean ± std of the final evaluation).
 ZOO_10M = {"pong": (20.989, 0.105), "breakout": (398.033, 33.328)}
@@ -74,17 +74,6 @@ def _train(backend: str, game: str, timesteps: int, seed: int, device: str) -> d
             "device": model.device.type, "curve": curve}
 
 
-def _in_child(backend: str, game: str, timesteps: int, seed: int, device: str) -> dict[str, Any] | None:
-    code = (f"import json, sb3_ale_vec.bench.learn as b; "
-            f"print('RESULT', json.dumps(b._train({backend!r}, {game!r}, {timesteps}, {seed}, {device!r})))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    if result.returncode != 0 or not lines:
-        print(f"  {backend} on {game} failed: {result.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
-        return None
-    return json.loads(lines[-1][len("RESULT "):])
-
-
 def plot(runs: list[dict[str, Any]], path: str) -> None:
     import matplotlib
 
@@ -125,7 +114,8 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
 def main_learn(games: list[str], timesteps: int, with_sb3: bool, seed: int, device: str,
                out: str | None) -> dict[str, Any]:
     backends = ["sb3_ale_vec"] + (["sb3 make_atari_env"] if with_sb3 else [])
-    runs = [r for game in games for b in backends if (r := _in_child(b, game, timesteps, seed, device)) is not None]
+    runs = [r for game in games for b in backends
+            if (r := call_in_child(__name__, "_train", (b, game, timesteps, seed, device), f"{b} on {game}")) is not None]
     print(f"\nPPO, rl-zoo3's Atari settings (8 envs, n_steps 128), seed {seed}, {timesteps:,} timesteps per run")
     print(f"{'game':<10} {'backend':<20} {'first ep_rew_mean':>18} {'last':>8} {'minutes':>8} {'steps/s':>8}")
     for r in runs:

@@ -91,13 +91,13 @@ def _sb3_subproc(game: str, n: int):
                                         vec_env_cls=SubprocVecEnv, vec_env_kwargs={"start_method": "fork"}), 4)
 
 
-def _in_child(backend: str, game: str, n: int, timesteps: int, device: str) -> dict[str, float] | None:
-    code = (f"import json, sb3_ale_vec.bench.ppo as b; "
-            f"print('RESULT', json.dumps(b._measure_ppo({backend!r}, {game!r}, {n}, {timesteps}, {device!r})))")
+def call_in_child(module: str, function: str, args: tuple, label: str) -> Any:
+    """``module.function(*args)`` in a fresh Python process, its JSON result; None, with a note, if it fails."""
+    code = f"import json, {module} as m; print('RESULT', json.dumps(m.{function}(*{args!r})))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
     if result.returncode != 0 or not lines:
-        print(f"  {backend} failed: {result.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        print(f"  {label} failed: {result.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
         return None
     return json.loads(lines[-1][len("RESULT "):])
 
@@ -107,7 +107,7 @@ def main_ppo(game: str, n: int, timesteps: int, repeats: int, device: str = "aut
     runs: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
     for _ in range(repeats):
         for backend in backends:
-            result = _in_child(backend, game, n, timesteps, device)
+            result = call_in_child(__name__, "_measure_ppo", (backend, game, n, timesteps, device), backend)
             if result is not None:
                 runs[backend].append(result)
     done = {b: r for b, r in runs.items() if r}

@@ -23,10 +23,13 @@ GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert", "seaquest"]
 def _run(game, steps, compare_kwargs=None, **settings):
     ref, ours = make_pair(game, **settings)
     try:
-        return compare_rollouts(ref, ours, steps, **(compare_kwargs or {}))
+        stats = compare_rollouts(ref, ours, steps, **(compare_kwargs or {}))
     finally:
         ref.close()
         ours.close()
+    # terminal_observation, auto-reset and episode stats are compared only where episodes end
+    assert stats.dones > 0, "no episode ended: the run compared no terminal observation"
+    return stats
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -81,7 +84,7 @@ def test_sticky_actions(game, settings):
 
 
 @pytest.mark.parametrize("game, settings", [
-    ("pong", {"frame_skip": 1}),
+    ("pong", {"frame_skip": 1, "max_frames": 600}),  # Pong has no lives: a frame cap ends its games
     ("breakout", {"frame_skip": 2}),
     ("qbert", {"frame_skip": 5, "screen_size": 64}),
     ("ms_pacman", {"screen_size": 105}),  # integer scale factors: OpenCV's block-average path

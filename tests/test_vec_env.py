@@ -252,9 +252,12 @@ def test_bad_actions_raise_and_change_nothing(actions, error, match):
 
 
 def test_actions_of_shape_n_by_1_and_any_int_dtype(env):
-    env.reset()
+    twin = AleNativeVecEnv("breakout", 2, seed=0)  # given the same actions as int64 (n,) arrays
+    assert np.array_equal(env.reset(), twin.reset())
     for actions in (np.array([[1], [2]], dtype=np.int8), np.array([3, 0], dtype=np.uint16), [1, 1]):
-        env.step(actions)
+        got, expected = env.step(actions), twin.step(np.asarray(actions, dtype=np.int64).reshape(2))
+        assert all(np.array_equal(a, b) for a, b in zip(got[:3], expected[:3]))
+    twin.close()
 
 
 def test_step_wait_without_step_async(env):

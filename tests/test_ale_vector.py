@@ -103,7 +103,8 @@ def test_settings_equal_ale_py(game, settings):
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 def test_partial_resets_with_seeds_equal_ale_py(mode):
-    run("breakout", 300, num_envs=4, reset_mask_every=25, autoreset_mode=mode)
+    # a frame cap of 20 steps: envs the masks leave alone for longer end their episodes too
+    run("breakout", 300, num_envs=4, reset_mask_every=25, autoreset_mode=mode, max_num_frames_per_episode=80)
 
 
 def test_continuous_actions_equal_ale_py():
@@ -113,7 +114,7 @@ def test_continuous_actions_equal_ale_py():
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 def test_batched_one_thread_equals_ale_py(mode):
     # One worker each: both run the queued envs in the order they were sent, so batches match.
-    run("breakout", 300, num_envs=5, batch_size=2, num_threads=1, autoreset_mode=mode)
+    run("breakout", 300, num_envs=5, batch_size=2, num_threads=1, autoreset_mode=mode, max_num_frames_per_episode=200)
 
 
 def test_final_obs_rows_of_envs_that_did_not_end_are_zeros():

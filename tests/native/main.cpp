@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   check::rom_path() = argv[1];
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a line per test as it ends, also into a log file
   int ran = 0;
   for (const check::Test& test : check::registry()) {
     if (argc > 2 && std::strstr(test.name, argv[2]) == nullptr) continue;

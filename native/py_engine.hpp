@@ -252,25 +252,23 @@ class PyEngine {
     if (!engine_) throw std::runtime_error("the engine is closed");
     return *engine_;
   }
-  /// Marks a call that waits with the GIL released; finish() (or the end of its scope) carries out
-  /// a close() that came meanwhile. Only touched with the GIL held.
+  /// Marks a call that waits with the GIL released; the end of its scope carries out a close()
+  /// that came meanwhile. Only touched with the GIL held.
   class Waiting {
    public:
     explicit Waiting(PyEngine& owner) : owner_(owner) { ++owner_.waiting_; }
-    ~Waiting() { finish(); }
-    void finish() {
-      if (done_) return;
-      done_ = true;
+    ~Waiting() {
       if (--owner_.waiting_ == 0 && owner_.close_requested_) {
         owner_.close_requested_ = false;
         owner_.close();
         owner_.close_requested_ = false;
       }
     }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
 
    private:
     PyEngine& owner_;
-    bool done_ = false;
   };
   const sb3ale::AtariEnv& env(int i) {
     Engine& engine = get();

@@ -15,7 +15,6 @@ builds SB3's list of info dicts. Faults: see ``faults.py`` and docs/ray.md; Ray 
 from __future__ import annotations
 
 import re
-import time
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -24,15 +23,14 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec._core import EngineError
-from sb3_ale_vec.options import ALE_MAX_SEED, check_actions, check_int, seed_words
+from sb3_ale_vec.options import check_actions, check_int, seed_words
 from sb3_ale_vec.distributed.cluster import import_ray, join_ray, release
 from sb3_ale_vec.distributed.faults import ShardFaults, shard_error, strip_ansi
 from sb3_ale_vec.distributed.shard import Shard
-from sb3_ale_vec.sb3.layout import channels_first, sb3_layout
-from sb3_ale_vec.sb3.vec_env import AleNativeVecEnv
+from sb3_ale_vec.sb3.contract import SB3Contract, check_option_names
 
 
-class RayAleVecEnv(ShardFaults, VecEnv):
+class RayAleVecEnv(ShardFaults, SB3Contract, VecEnv):
     """``AleNativeVecEnv``'s envs split into shards, one Ray actor each, spread over a Ray cluster.
 
     :param game: as for ``AleNativeVecEnv`` (one name, or one per env)
@@ -65,23 +63,13 @@ class RayAleVecEnv(ShardFaults, VecEnv):
                              "on one node, and each would pin its threads to the same cores. Leave it at -1; each "
                              "engine sizes its threads from the CPUs its process may use.")
         options["num_threads"] = check_int("num_threads", options.get("num_threads", 0), 0) or self._cpus
-        # Every check AleNativeVecEnv makes, on the driver, before any actor exists: a probe of one env
-        # per distinct game (all games together, so mixed action sets are refused as they would be).
-        games = [game] * num_envs if isinstance(game, str) else game
-        if isinstance(games, str) or not isinstance(games, Sequence) or len(games) != num_envs:
-            raise ValueError(f"game must be one name or a list of num_envs={num_envs} names, got {game!r}")
-        distinct = list(dict.fromkeys(games))
-        probe = AleNativeVecEnv(distinct[0] if len(distinct) == 1 else distinct, len(distinct), seed=None,
-                                **{**options, "num_threads": 1})
-        probe.close()
-        self._probe, self._probe_index = probe, [distinct.index(g) for g in games]
-        self.games = [probe.games[j] for j in self._probe_index]  # ROM ids
-        self.game, self.render_mode, self.spec = probe.game, probe.render_mode, probe.spec
+        # Every check AleNativeVecEnv makes, in its order, before any actor exists and with no
+        # engine here (sb3/contract.py): only the shards build one.
+        check_option_names(type(self).__name__, options)
         preset = options.pop("preset", "sb3")
+        _, layout = self._describe(game, num_envs, preset, options.pop("channels_last", False),
+                                   options.pop("render_mode", "rgb_array"), options)
         self._ale = preset == "ale"
-        channels_last = options.pop("channels_last", False)
-        options.pop("render_mode", None)
-        layout, self._transposed = sb3_layout(preset, channels_last)  # as AleNativeVecEnv's (sb3/layout.py)
         self._layout = (preset, layout, options)
 
         join_ray(ray, address)
@@ -105,29 +93,22 @@ class RayAleVecEnv(ShardFaults, VecEnv):
             ray.get(self._pg.ready(), timeout=self.restart_timeout_s)
             for k in range(num_shards):
                 self._actors[k] = self._spawn(k)
-            self._where = ray.get([a.where.remote() for a in self._actors], timeout=self.restart_timeout_s)
+            # The engines' observation shape: a shard's (the driver has no engine to ask).
+            *self._where, obs_shape = ray.get([a.where.remote() for a in self._actors]
+                                              + [self._actors[0].obs_shape.remote()], timeout=self.restart_timeout_s)
         except BaseException:
             self.close()
             raise
-        super().__init__(num_envs, probe.observation_space, probe.action_space)
-        self._obs = np.zeros((num_envs, *probe._engine.obs_shape), np.uint8)  # the engines' layout
-        self.metadata = probe.metadata  # AtariEnv's, with its fps, as AleNativeVecEnv's (VecEnv replaced it)
-        self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
-        self.seed(seed)
+        self._obs = np.zeros((num_envs, *obs_shape), np.uint8)  # the engines' layout
+        self._start(obs_shape, seed)
 
-    # -- the VecEnv contract ------------------------------------------------------------------
+    # -- the VecEnv contract (the rest is SB3Contract's, sb3/contract.py) ------------------------
 
     def seed(self, seed: int | None = None) -> Sequence[None | int]:
-        """Env i gets ``seed + i`` at the next ``reset()``; None draws a base seed (below 2**31 -
-        num_envs for the ale preset, whose seeds are C ints). Replacements derive theirs from it."""
-        if seed is None:
-            seed = int(np.random.randint(0, ALE_MAX_SEED - self.num_envs + 2 if self._ale else 2**32 - 1))
-        seed_words(seed)  # a bad seed raises here
-        if self._ale and seed + self.num_envs - 1 > ALE_MAX_SEED:
-            raise ValueError(f"the ale preset takes seeds in [0, {ALE_MAX_SEED}]: seed + num_envs - 1 = "
-                             f"{seed + self.num_envs - 1} is too large")
-        self._base_seed = int(seed)
-        return super().seed(seed)
+        """As ``AleNativeVecEnv.seed`` (SB3Contract's); replacements derive their seeds from the base seed."""
+        seeds = super().seed(seed)
+        self._base_seed = int(seeds[0])
+        return seeds
 
     def reset(self) -> VecEnvObs:
         """Reset every env with (then clear) the seeds and options set since the last reset. A lost
@@ -170,7 +151,7 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         lost = {k: [None] * len(self._env_ids[k]) for k, (kind, _) in outcomes.items() if kind == "lost"}
         restarted = {**self._restart(lost), **self._pending}
         self._pending = {}
-        n, now, last = self.num_envs, round(time.time() - self.t_start, 6), self._obs
+        n, now, last = self.num_envs, self._episode_time(), self._obs
         obs = np.zeros_like(last)
         rewards, dones = np.zeros(n, np.float32), np.zeros(n, bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -193,7 +174,8 @@ class RayAleVecEnv(ShardFaults, VecEnv):
             self.bytes_moved += o.nbytes + r.nbytes + d.nbytes + sum(c.nbytes for c in columns.values()) \
                 + sum(f.nbytes for f in finals.values())
             obs[rows], rewards[rows], dones[rows] = o, r, d
-            self._infos(ids, columns, finals, bad, now, infos)
+            # Ray's arrays are read-only views: SB3 writes into the terminal observations.
+            infos[rows] = self._step_infos(columns, {j: np.array(f) for j, f in finals.items()}, bad, now)
             for j, reset_info in resets.items():
                 self.reset_infos[ids[0] + j] = reset_info
             if bad:  # the engine's message names local env ids: make them global
@@ -209,29 +191,6 @@ class RayAleVecEnv(ShardFaults, VecEnv):
                               rewards, dones, infos)
         return self._view(obs), rewards, dones, infos
 
-    def _view(self, obs: np.ndarray) -> np.ndarray:
-        """The shards' arrays in the memory layout SB3's pipeline hands out (sb3/layout.py)."""
-        return channels_first(obs) if self._transposed else obs
-
-    def _infos(self, ids: list[int], columns: dict[str, np.ndarray], finals: dict[int, np.ndarray],
-               bad: list[int], now: float, infos: list[dict[str, Any]]) -> None:
-        """SB3's info dicts of one shard's envs, from its columns (as ``AleNativeVecEnv.step_wait``)."""
-        lists = {key: column.tolist() for key, column in columns.items()}
-        lives, episode_frames, frames = lists["lives"], lists["episode_frame_number"], lists["frame_number"]
-        truncated, game_end = lists["TimeLimit.truncated"], lists["game_end"]
-        for j, i in enumerate(ids):
-            if j in bad:
-                continue
-            info: dict[str, Any] = {"lives": lives[j], "episode_frame_number": episode_frames[j],
-                                    "frame_number": frames[j]}
-            if game_end[j]:
-                info["episode"] = {"r": round(float(lists["episode_return"][j]), 6),
-                                   "l": int(lists["episode_length"][j]), "t": now}
-            info["TimeLimit.truncated"] = truncated[j]
-            if j in finals:  # Ray's arrays are read-only views: SB3 writes into them
-                info["terminal_observation"] = self._view(np.array(finals[j]))
-            infos[i] = info
-
     def close(self) -> None:
         """Stop the actors and free the placement group; idempotent, before or after ``ray.shutdown()``."""
         self._closed, self._refs = True, None
@@ -239,38 +198,26 @@ class RayAleVecEnv(ShardFaults, VecEnv):
         if finalizer is not None:
             finalizer()
 
-    def get_images(self) -> Sequence[np.ndarray | None]:
-        if self.render_mode != "rgb_array":
-            return [None] * self.num_envs
+    # -- SB3Contract's hooks (sb3/contract.py): set_attr's values and the screens live on the shards
+
+    def _stored(self, name: str, indices: list[int]) -> list[tuple[bool, Any]]:
+        return self._per_env("get_attr", name, indices) if self._attr_log else [(False, None)] * len(indices)
+
+    def _store(self, name: str, value: Any, indices: list[int]) -> None:
+        self._per_env("set_attr", name, indices, value)
+        self._attr_log.append((name, value, indices))  # a replacement shard gets it again
+
+    def _screens(self) -> Sequence[np.ndarray]:
         parts = self._call("get_images", "", list(range(self.num_envs)))
         return [image for k in sorted(parts) for image in parts[k]]
 
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """The attribute of each env: set with ``set_attr`` (asked of its shard), else the env's own."""
-        indices = list(self._get_indices(indices))
-        found = self._per_env("get_attr", attr_name, indices) if self._attr_log else [(False, None)] * len(indices)
-        return [value if has else self._probe.get_attr(attr_name, self._probe_index[i])[0]
-                for i, (has, value) in zip(indices, found)]
-
-    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set the attribute on each env; a replacement shard gets it again."""
-        self._probe.set_attr(attr_name, value, [])  # AleNativeVecEnv's check: engine options are fixed
-        indices = list(self._get_indices(indices))
-        self._per_env("set_attr", attr_name, indices, value)
-        self._attr_log.append((attr_name, value, indices))
-
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
-        """Call the method of each env, on the shards that hold them."""
+        """SB3Contract's; get_action_meanings is asked of the shards that hold the envs, as every call
+        to an env is (one that finds its shard lost replaces it)."""
+        if method_name != "get_action_meanings":
+            return super().env_method(method_name, *method_args, indices=indices, **method_kwargs)
         return self._per_env("env_method", method_name, list(self._get_indices(indices)), *method_args,
                              **method_kwargs)
-
-    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
-        """As ``AleNativeVecEnv``: True for the SB3 wrappers whose job the engine does."""
-        by_probe = self._probe.env_is_wrapped(wrapper_class)
-        return [by_probe[self._probe_index[i]] for i in self._get_indices(indices)]
-
-    def get_action_meanings(self) -> list[str]:
-        return self._probe.get_action_meanings()
 
     def shard_info(self) -> list[dict[str, Any]]:
         """One dict per shard: its Ray ``node_id``, worker ``pid``, ``env_ids`` and ``restarts``."""

@@ -1,8 +1,9 @@
 """The actor side of RayAleVecEnv: one shard's native engine, its step returned as numpy columns.
 
 A shard builds on ``EngineCore`` and ``build_batch`` directly and never imports SB3 or torch
-(``AleNativeVecEnv`` would: seconds of start-up and hundreds of MB per actor). The driver turns
-the columns into SB3's list of info dicts.
+(``AleNativeVecEnv`` would: seconds of start-up and hundreds of MB per actor). The SB3 contract's
+rules are sb3/contract.py's (which loads no SB3): the driver turns the columns into SB3's list of
+info dicts, and the shard answers env_method and keeps set_attr's values as it says.
 """
 
 from __future__ import annotations
@@ -16,10 +17,7 @@ import numpy as np
 
 from sb3_ale_vec._core import EngineCore
 from sb3_ale_vec.options import build_batch
-
-# The per-env info values every step has, as columns (row j is the shard's env j).
-INFO_COLUMNS = ("lives", "episode_frame_number", "frame_number", "TimeLimit.truncated",
-                "game_end", "episode_return", "episode_length")
+from sb3_ale_vec.sb3.contract import SetAttrs, env_method_answers, info_columns
 
 
 class Shard:
@@ -35,13 +33,17 @@ class Shard:
         batch = build_batch(games, len(games), preset, layout=layout, next_step_autoreset=False, **options)
         self.core = EngineCore(batch, "shard")
         self.action_meanings = list(batch.action_meanings)
-        self.attrs: list[dict[str, Any]] = [{} for _ in games]  # set_attr values, per env
+        self.attrs = SetAttrs(len(games))
         self._raise_next = False
 
     def where(self) -> tuple[str, int]:
         import ray
 
         return ray.get_runtime_context().get_node_id(), os.getpid()
+
+    def obs_shape(self) -> tuple[int, ...]:
+        """The engine's observation shape (the driver builds no engine to ask)."""
+        return self.core.obs_shape
 
     def imported(self, names: list[str]) -> list[bool]:
         """Which of these modules this process has loaded (tests: a shard stays light)."""
@@ -62,28 +64,21 @@ class Shard:
             raise RuntimeError("injected shard error")
         self.core.send(actions)
         b = self.core.recv()
-        columns = dict(zip(INFO_COLUMNS, (b.lives, b.episode_frame_number, b.frame_number, b.time_limit,
-                                          b.game_end, b.episode_return, b.episode_length)))
         failed = set(b.failed)
         resets = {j: b.reset_info(j) for j in np.flatnonzero(b.reset).tolist() if j not in failed}
-        return (b.obs, b.rewards, b.dones, columns, b.final_obs, resets, sorted(failed), b.error,
+        return (b.obs, b.rewards, b.dones, info_columns(b), b.final_obs, resets, sorted(failed), b.error,
                 time.perf_counter() - start)
 
     def call(self, how: str, name: str, local: list[int], args: tuple, kwargs: dict[str, Any]) -> list[Any]:
         """``get_attr`` (``(found, value)`` per env: the driver answers what was never set),
         ``set_attr``, ``env_method`` or ``get_images`` for the shard's envs ``local``."""
         if how == "get_attr":
-            return [(name in self.attrs[j], self.attrs[j].get(name)) for j in local]
+            return self.attrs.get(name, local)
         if how == "set_attr":
-            for j in local:
-                self.attrs[j][name] = args[0]
+            self.attrs.set(name, args[0], local)
             return []
         if how == "env_method":
-            if name == "get_action_meanings":
-                return [list(self.action_meanings) for _ in local]
-            if name == "render":
-                return [self.core.screens()[j] for j in local]
-            raise AttributeError(f"AleNativeVecEnv envs have no method {name!r}")
+            return env_method_answers("shard", name, local, self.action_meanings, self.core.screens)
         if how == "get_images":
             return self.core.screens()
         if how == "_inject_fault":  # tests: env local[0]'s next step fails in the engine

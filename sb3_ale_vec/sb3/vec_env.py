@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
-import time
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import ale_py
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
-from stable_baselines3.common import atari_wrappers
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
-from sb3_ale_vec import _engine
 from sb3_ale_vec._core import EngineCore, EngineError
-from sb3_ale_vec.games import camel_name
-from sb3_ale_vec.options import build_batch, check_actions, check_int, check_preset
-from sb3_ale_vec.sb3.layout import channels_first, sb3_layout
-
-# Attributes the engine fixes at construction: set_attr cannot change them.
-_ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith("_")) | {"channels_last", "game"}
-# The gymnasium id whose registration each preset's reference pipeline starts from.
-_SPEC_IDS = {"sb3": "{}NoFrameskip-v4", "gymnasium": "ALE/{}-v5", "ale": "ALE/{}-v5"}
+from sb3_ale_vec.options import check_actions
+from sb3_ale_vec.sb3.contract import SB3Contract, SetAttrs, info_columns
 
 
-def built_by(wrapper: type) -> bool:
-    """Whether a `wrapper` instance being constructed is asking us (its __init__ is on the stack):
-    used only to warn about SB3 wrappers that would undo the engine's work, never to change results."""
-    frame = inspect.currentframe()
-    for _ in range(24):
-        frame = frame.f_back if frame is not None else None
-        if frame is None:
-            return False
-        if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), wrapper):
-            return True
-    return False
-
-
-class AleNativeVecEnv(VecEnv):
+class AleNativeVecEnv(SB3Contract, VecEnv):
     """Many Atari games stepped natively on a pool of threads, behind SB3's ``VecEnv`` contract.
 
     With ``preset="sb3"`` (the default) it reproduces, bit for bit,
@@ -119,45 +90,24 @@ class AleNativeVecEnv(VecEnv):
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",
     ) -> None:
-        check_preset(preset)
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
-        num_envs = check_int("num_envs", num_envs, 1)
-        layout, self._transposed = sb3_layout(preset, channels_last)
-        batch = build_batch(
-            game, num_envs, preset, layout=layout,
-            next_step_autoreset=False, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale,
-            img_height=img_height, img_width=img_width, stack_num=stack_num, noop_max=noop_max,
-            use_fire_reset=use_fire_reset, episodic_life=episodic_life, life_loss_info=life_loss_info,
-            reward_clipping=reward_clipping, repeat_action_probability=repeat_action_probability,
-            action_repeat_probability=action_repeat_probability, full_action_space=full_action_space,
-            max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
-            env_frameskip=env_frameskip, num_threads=num_threads, thread_affinity_offset=thread_affinity_offset)
-        self.games = batch.games
-        self.game = batch.games[0] if len(set(batch.games)) == 1 else list(batch.games)
-        self.preset = preset
-        # Before VecEnv.__init__, which asks get_attr("render_mode").
-        self.render_mode = render_mode
-        self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
-        self._action_meanings = batch.action_meanings
-        self._configs = batch.configs
-        self.config = batch.configs[0]
+        batch, _ = self._describe(
+            game, num_envs, preset, channels_last, render_mode, dict(
+                frameskip=frameskip, maxpool=maxpool, grayscale=grayscale, img_height=img_height,
+                img_width=img_width, stack_num=stack_num, noop_max=noop_max, use_fire_reset=use_fire_reset,
+                episodic_life=episodic_life, life_loss_info=life_loss_info, reward_clipping=reward_clipping,
+                repeat_action_probability=repeat_action_probability,
+                action_repeat_probability=action_repeat_probability, full_action_space=full_action_space,
+                max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
+                env_frameskip=env_frameskip, num_threads=num_threads,
+                thread_affinity_offset=thread_affinity_offset))
+        self._attrs = SetAttrs(len(batch.games))
         self._engine = EngineCore(batch, type(self).__name__)
-
-        obs_shape = self._view(np.empty(self._engine.obs_shape, np.uint8)).shape
-        observation_space = spaces.Box(0, 255, obs_shape, np.uint8)
-        super().__init__(num_envs, observation_space, spaces.Discrete(len(self._action_meanings)))
-        # VecEnv.__init__ replaced metadata; AtariEnv's, with its fps, is what video recorders read.
-        self.metadata = dict(ale_py.env.AtariEnv.metadata)
-        self._specs = [gym.spec(_SPEC_IDS[preset].format(camel_name(g))) for g in self.games]
-        self.spec = self._specs[0]
-        self.t_start = time.time()  # Monitor's t_start: info["episode"]["t"] counts from here
         # A step that step_wait() did not return whole (Ctrl-C, or an error): its results are lost,
         # so the envs' state and the caller's disagree, and only reset() makes them agree again.
         self._unfinished = False
-        self.seed(seed)
+        self._start(self._engine.obs_shape, seed)
 
-    # -- the VecEnv contract ------------------------------------------------------------------
+    # -- the VecEnv contract (the rest is SB3Contract's, sb3/contract.py) ------------------------
 
     def reset(self) -> VecEnvObs:
         """Reset every env, using (then clearing) the seeds and options set since the last reset.
@@ -173,16 +123,6 @@ class AleNativeVecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         return self._view(batch.obs)
-
-    def seed(self, seed: int | None = None) -> Sequence[None | int]:
-        """Env i gets ``seed + i`` at the next ``reset()``; None draws a base seed (below 2**31 for
-        the ale preset, whose seeds are C ints)."""
-        if seed is None and self._engine.max_seed is not None:
-            seed = int(np.random.randint(0, self._engine.max_seed - self.num_envs))
-        elif seed is not None and self._engine.max_seed is not None and seed + self.num_envs - 1 > self._engine.max_seed:
-            raise ValueError(f"the ale preset takes seeds in [0, {self._engine.max_seed}]: seed + num_envs - 1 "
-                             f"= {seed + self.num_envs - 1} is too large")
-        return super().seed(seed)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._check_finished()
@@ -201,28 +141,11 @@ class AleNativeVecEnv(VecEnv):
             raise RuntimeError("step_wait() called without step_async()")
         self._unfinished = True  # until this step reaches the caller whole
         batch = self._engine.recv()
+        infos = self._step_infos(info_columns(batch), batch.final_obs, batch.failed, self._episode_time())
         failed = set(batch.failed)
-        truncated, lives = batch.time_limit.tolist(), batch.lives.tolist()
-        episode_frames, frames = batch.episode_frame_number.tolist(), batch.frame_number.tolist()
-        game_end, reset = batch.game_end.tolist(), batch.reset.tolist()
-        now = round(time.time() - self.t_start, 6)
-        infos: list[dict[str, Any]] = []
-        for i in range(self.num_envs):
-            if i in failed:
-                infos.append({})
-                continue
-            # The ALE info of the step's last frame, as AtariEnv returns it through the wrappers.
-            info: dict[str, Any] = {"lives": lives[i], "episode_frame_number": episode_frames[i],
-                                    "frame_number": frames[i]}
-            if game_end[i]:  # Monitor below the chain: only a real game end is an episode
-                info["episode"] = {"r": round(float(batch.episode_return[i]), 6),
-                                   "l": int(batch.episode_length[i]), "t": now}
-            info["TimeLimit.truncated"] = truncated[i]
-            if i in batch.final_obs:
-                info["terminal_observation"] = self._view(batch.final_obs[i])
-            if reset[i]:
+        for i in np.flatnonzero(batch.reset).tolist():
+            if i not in failed:
                 self.reset_infos[i] = batch.reset_info(i)
-            infos.append(info)
         dones, obs = batch.dones, self._view(batch.obs)
         self._unfinished = False  # the whole step reaches the caller, an EngineError's included
         if failed:
@@ -230,10 +153,6 @@ class AleNativeVecEnv(VecEnv):
                               "dones and infos; reset() rebuilds the failed envs)", sorted(failed), obs,
                               batch.rewards, dones, infos)
         return obs, batch.rewards, dones, infos
-
-    def _view(self, obs: np.ndarray) -> np.ndarray:
-        """The engine's arrays in the memory layout SB3's pipeline hands out (sb3/layout.py)."""
-        return channels_first(obs) if self._transposed else obs
 
     def send(self, actions: np.ndarray) -> None:
         """``step_async``: start a step of every env and return at once (emulation overlaps the caller)."""
@@ -247,81 +166,17 @@ class AleNativeVecEnv(VecEnv):
         """Join the worker threads and free the emulators; calling it again does nothing."""
         self._engine.close()
 
-    def get_images(self) -> Sequence[np.ndarray | None]:
-        """The current RGB screen of every env, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
-        if self.render_mode != "rgb_array":
-            warnings.warn(f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array`"
-                          " to obtain images.")
-            return [None for _ in range(self.num_envs)]
-        return self._engine.screens()
-
-    # -- attributes, methods and wrappers, per env ---------------------------------------------
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        if attr_name == "render_mode" and self.config.stack_num > 1 and built_by(VecFrameStack):
-            # Every VecEnvWrapper asks for render_mode while it is built: the moment to catch this.
-            warnings.warn(
-                f"VecFrameStack over an AleNativeVecEnv that already stacks {self.config.stack_num} frames: "
-                f"observations will hold {self.config.stack_num} x n_stack frames. Build the env with "
-                "stack_num=1 (make_ale_vec_env's default) to stack with VecFrameStack, or drop VecFrameStack.",
-                UserWarning, stacklevel=2)
-        values = []
-        for i in self._get_indices(indices):
-            if attr_name in self._attrs[i]:
-                values.append(self._attrs[i][attr_name])
-            elif attr_name in ("spec", "game"):
-                values.append(self._specs[i] if attr_name == "spec" else self.games[i])
-            elif attr_name in ("render_mode", "metadata", "action_space"):
-                values.append(getattr(self, attr_name))
-            elif attr_name == "observation_space":
-                values.append(self.observation_space)
-            else:
-                raise AttributeError(f"AleNativeVecEnv envs have no attribute {attr_name!r}")
-        return values
-
-    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        if attr_name in _ENGINE_OPTIONS:
-            raise AttributeError(f"{attr_name!r} is fixed when the engine is built: make a new AleNativeVecEnv")
-        for i in self._get_indices(indices):
-            self._attrs[i][attr_name] = value
-
-    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
-        indices = list(self._get_indices(indices))
-        if method_name == "get_action_meanings":
-            return [list(self._action_meanings) for _ in indices]
-        if method_name == "render":
-            images = self.get_images()
-            return [images[i] for i in indices]
-        raise AttributeError(f"AleNativeVecEnv envs have no method {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        """True for the SB3 wrappers whose job the engine does, Monitor included (true game scores)."""
-        if wrapper_class is Monitor and built_by(VecMonitor):
-            warnings.warn(
-                "VecMonitor over AleNativeVecEnv replaces the true full-game scores in info['episode'] with "
-                "clipped per-life sums. The env already reports episodes as SB3's Monitor does: drop VecMonitor, "
-                "or use sb3_ale_vec.AleVecMonitor to also write monitor.csv files.", UserWarning, stacklevel=2)
-        if self.preset != "sb3":  # other chains are not SB3's wrappers; Monitor stands for the true scores
-            return [wrapper_class is Monitor for _ in self._get_indices(indices)]
-        c = self.config
-        emulated = {
-            Monitor: True,
-            atari_wrappers.AtariWrapper: True,
-            atari_wrappers.NoopResetEnv: c.noop_max > 0,
-            atari_wrappers.MaxAndSkipEnv: c.frameskip > 1,
-            atari_wrappers.EpisodicLifeEnv: c.episodic_life,
-            atari_wrappers.FireResetEnv: None,  # per game
-            atari_wrappers.WarpFrame: c.grayscale,
-            atari_wrappers.ClipRewardEnv: c.reward_clipping,
-            atari_wrappers.StickyActionEnv: c.action_repeat_probability > 0,
-        }
-        if wrapper_class is atari_wrappers.FireResetEnv:
-            return [self._configs[i].fire_reset for i in self._get_indices(indices)]
-        return [emulated.get(wrapper_class, False) for _ in self._get_indices(indices)]
-
-    def get_action_meanings(self) -> list[str]:
-        return list(self._action_meanings)
-
     @property
     def num_threads(self) -> int:
         return self._engine.num_threads
+
+    # -- SB3Contract's hooks: set_attr's values and the screens, here in this process -------------
+
+    def _stored(self, name: str, indices: list[int]) -> list[tuple[bool, Any]]:
+        return self._attrs.get(name, indices)
+
+    def _store(self, name: str, value: Any, indices: list[int]) -> None:
+        self._attrs.set(name, value, indices)
+
+    def _screens(self) -> Sequence[np.ndarray]:
+        return self._engine.screens()

@@ -58,6 +58,7 @@ void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs
   // ALE's vector env never reports both; gymnasium's AtariEnv does when the game ends on the limit's frame.
   result.truncated = out.truncated && !(config_.preset == Preset::kALE && result.terminated);
   result.reset = false;
+  result.requested_reset = false;
   result.time_limit_truncated = out.truncated && !out.terminated;
   result.lives = lives;
   result.episode_frame_number = emu_.episode_frame_number();

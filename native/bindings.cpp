@@ -45,50 +45,28 @@ PYBIND11_MODULE(_engine, m) {
       .value("HWC", sb3ale::Layout::kHWC)
       .value("FRAMES", sb3ale::Layout::kFrames);
 
-  py::class_<EnvConfig>(m, "EnvConfig")
-      .def(py::init<>())
-      .def(py::init<const EnvConfig&>(), py::arg("other"), "A copy.")
-      .def_readwrite("rom_path", &EnvConfig::rom_path)
-      .def_readwrite("frameskip", &EnvConfig::frameskip)
-      .def_readwrite("maxpool", &EnvConfig::maxpool)
-      .def_readwrite("grayscale", &EnvConfig::grayscale)
-      .def_readwrite("img_height", &EnvConfig::img_height)
-      .def_readwrite("img_width", &EnvConfig::img_width)
-      .def_readwrite("stack_num", &EnvConfig::stack_num)
-      .def_readwrite("layout", &EnvConfig::layout)
-      .def_readwrite("pad_with_reset", &EnvConfig::pad_with_reset)
-      .def_readwrite("preset", &EnvConfig::preset)
-      .def_readwrite("next_step_autoreset", &EnvConfig::next_step_autoreset)
-      .def_readwrite("life_loss_info", &EnvConfig::life_loss_info)
-      .def_readwrite("noop_max", &EnvConfig::noop_max)
-      .def_readwrite("fire_reset", &EnvConfig::fire_reset)
-      .def_readwrite("episodic_life", &EnvConfig::episodic_life)
-      .def_readwrite("reward_clipping", &EnvConfig::reward_clipping)
-      .def_readwrite("repeat_action_probability", &EnvConfig::repeat_action_probability)
-      .def_readwrite("action_repeat_probability", &EnvConfig::action_repeat_probability)
-      .def_readwrite("full_action_space", &EnvConfig::full_action_space)
-      .def_readwrite("max_num_frames_per_episode", &EnvConfig::max_num_frames_per_episode)
-      .def_readwrite("mode", &EnvConfig::mode)
-      .def_readwrite("difficulty", &EnvConfig::difficulty)
-      .def_readwrite("env_frameskip", &EnvConfig::env_frameskip)
-      .def_readwrite("env_frameskip_max", &EnvConfig::env_frameskip_max);
+  py::class_<EnvConfig> config(m, "EnvConfig");
+  config.def(py::init<>()).def(py::init<const EnvConfig&>(), py::arg("other"), "A copy.");
+#define SB3ALE_BIND(type, name, value) config.def_readwrite(#name, &EnvConfig::name);
+  SB3ALE_ENV_CONFIG(SB3ALE_BIND)  // every field, from config.hpp's one list
+#undef SB3ALE_BIND
 
   py::class_<PyEngine>(m, "Engine")
       .def(py::init<const std::vector<EnvConfig>&, int, int, int>(), py::arg("configs"),
            py::arg("num_threads") = 0, py::arg("thread_affinity_offset") = -1, py::arg("batch_size") = 0,
            "One env per config; batch_size 0 means every recv returns all envs.")
       .def("send_reset", &PyEngine::send_reset, py::arg("seeds"), py::arg("env_ids") = py::none(),
-           "Start resetting envs (all, or env_ids); seeds[k] is None or the seed's 32-bit words, least "
-           "significant first. Steps still in flight finish first and are dropped.")
+           "Start resetting envs (all, or env_ids: a partial reset, whose recv returns every env, those "
+           "left alone as they are); seeds[k] is None or the seed's 32-bit words, least significant first. "
+           "Steps still in flight finish first and are dropped.")
       .def("send", &PyEngine::send, py::arg("actions"), py::arg("env_ids") = py::none(),
-           py::arg("paddle_strengths") = py::none(), "Start a step of envs (all, or env_ids); returns at once.")
+           py::arg("paddle_strengths") = py::none(),
+           "Start a step of env_ids, or by default of every env (batched: the envs the last recv returned); "
+           "returns at once.")
       .def("recv", &PyEngine::recv,
            "Wait for the next min(batch_size, in flight) envs: one dict of arrays, env_id naming each row.")
       .def("screen_rgb", &PyEngine::screen_rgb, py::arg("env_id"))
-      .def("observe", &PyEngine::observe, py::arg("env_ids"),
-           "The current stacks and ALE info of env_ids (none in flight), as a dict of arrays.")
       .def("close", &PyEngine::close)
-      .def("_inject_fault", &PyEngine::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def("_profile", &PyEngine::profile, py::arg("on"),
            "Benchmark: start (clearing the log) or stop timing each env's task; nothing may be in flight.")
       .def("_take_profile", &PyEngine::take_profile,
@@ -114,6 +92,8 @@ PYBIND11_MODULE(_engine, m) {
     return py::object(py::make_tuple(py::capsule(sb3ale::xla::reset_cuda_handler()),
                                      py::capsule(sb3ale::xla::step_cuda_handler())));
   }, "(reset capsule, step capsule) of the CUDA targets (native/xla_cuda.cpp), or None.");
+  m.def("obs_shape", &sb3ale::config_obs_shape, py::arg("config"),
+        "The shape of one observation of an env with this config, as an engine of it returns.");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");
 }

@@ -1,4 +1,4 @@
-// Every engine option, its unit and its default: the only copy (validated in Python, options.py).
+// An env's config: every field, its unit and its default, once (the options are validated in options.py).
 #pragma once
 
 #include <string>
@@ -22,37 +22,45 @@ enum class Layout : int {
   kFrames = 2,  ///< (stack, h, w[, C]): gymnasium FrameStackObservation, frames in order
 };
 
+/// Every field of an env's config: type, name, default, meaning. EnvConfig and its Python binding
+/// (bindings.cpp) are both made from this list; the user-facing options, their checks and presets are
+/// options.py's OPTIONS and PRESETS, which tests/test_options.py holds equal to it.
+#define SB3ALE_ENV_CONFIG(X)                                                                              \
+  X(std::string, rom_path, "")              /* ROM file, from the installed ale-py wheel */               \
+  X(int, frameskip, 4)                      /* emulator frames per agent step (action repeat) */          \
+  X(bool, maxpool, true)                    /* max over the last two frames of a skip (MaxAndSkipEnv) */   \
+  X(bool, grayscale, true)                  /* OpenCV RGB2GRAY of the pooled RGB frame, else RGB */        \
+  X(int, img_height, 84)                    /* observation height, OpenCV INTER_AREA resize */             \
+  X(int, img_width, 84)                     /* observation width */                                        \
+  X(int, stack_num, 4)                      /* frames per observation, newest last, zero-padded */         \
+  X(Layout, layout, Layout::kCHW)           /* how the stack is laid out */                                \
+  X(bool, pad_with_reset, false)            /* pad a fresh stack with the reset frame, not zeros */        \
+  X(Preset, preset, Preset::kSB3)           /* whose chain, step for step */                               \
+  X(bool, next_step_autoreset, false)       /* reset on the step after a done (gymnasium NEXT_STEP) */     \
+  X(int, noop_max, 30)                      /* no-ops 1..noop_max after a real reset (ALE: 0..max-1) */    \
+  X(bool, fire_reset, true)                 /* FIRE, then action 2, after resets and life losses */        \
+  /* SB3: a life loss is a done that goes on with the same game (EpisodicLifeEnv); gymnasium: it */       \
+  /* ends the episode there and the next reset starts a new game (terminal_on_life_loss). */              \
+  X(bool, episodic_life, true)                                                                             \
+  X(bool, life_loss_info, false)            /* a life loss is reported as terminated, nothing resets */    \
+  X(bool, reward_clipping, true)            /* reward -> sign(reward) */                                   \
+  X(float, repeat_action_probability, 0.0f) /* ALE's own sticky actions (per frame, ALE's RNG) */          \
+  X(double, action_repeat_probability, 0.0) /* SB3 StickyActionEnv (per frame, the env's numpy RNG) */     \
+  X(bool, full_action_space, false)         /* all 18 actions instead of the game's minimal set */         \
+  /* ALE truncates a game after this many frames; 0 = never (the ALE preset: frames since its reset) */   \
+  X(int, max_num_frames_per_episode, 108000)                                                               \
+  X(int, mode, -1)                          /* game mode (ALE setMode); -1 = the game's default */         \
+  X(int, difficulty, -1)                    /* difficulty switch (ALE setDifficulty); -1 = the default */  \
+  /* Frames per step of gymnasium's AtariEnv under SB3's wrappers: 1 for the NoFrameskip-v4 ids, 4 */     \
+  /* for the v5 ids; with env_frameskip_max > env_frameskip, each step draws its count from */                 \
+  /* integers(env_frameskip, env_frameskip_max) (plain *-v4 ids: 2..4). */                                \
+  X(int, env_frameskip, 1)                                                                                 \
+  X(int, env_frameskip_max, 0)
+
 struct EnvConfig {
-  std::string rom_path;                 ///< ROM file, from the installed ale-py wheel
-  int frameskip = 4;                    ///< emulator frames per agent step (action repeat)
-  bool maxpool = true;                  ///< max over the last two frames of a skip (SB3 MaxAndSkipEnv)
-  bool grayscale = true;                ///< OpenCV RGB2GRAY of the pooled RGB frame, else RGB
-  int img_height = 84;                  ///< observation height, OpenCV INTER_AREA resize
-  int img_width = 84;                   ///< observation width
-  int stack_num = 4;                    ///< frames per observation, newest last, zero-padded
-  Layout layout = Layout::kCHW;
-  bool pad_with_reset = false;          ///< pad a fresh stack with the reset frame, not zeros
-  Preset preset = Preset::kSB3;
-  bool next_step_autoreset = false;     ///< reset on the step after a done (gymnasium NEXT_STEP)
-  int noop_max = 30;                    ///< no-op frames 1..noop_max after a real reset (ALE: 0..noop_max-1); 0 = none
-  bool fire_reset = true;               ///< FIRE then action 2 after every reset and life loss (ALE: one FIRE frame)
-  /// SB3: a life loss is a done that continues the same game (EpisodicLifeEnv). Gymnasium: a life
-  /// loss terminates the episode at that frame, the next reset starts a new game (terminal_on_life_loss).
-  bool episodic_life = true;
-  bool life_loss_info = false;          ///< a life loss is reported as terminated, without any reset
-  bool reward_clipping = true;          ///< reward -> sign(reward)
-  float repeat_action_probability = 0;  ///< ALE's own sticky actions (per frame, ALE's RNG)
-  double action_repeat_probability = 0; ///< SB3 StickyActionEnv (per frame, the env's numpy RNG)
-  bool full_action_space = false;       ///< all 18 actions instead of the game's minimal set
-  int max_num_frames_per_episode = 108000;  ///< ALE truncates a game after this many frames; 0 = never
-                                            ///< (the ALE preset counts frames since its reset, >= 1)
-  int mode = -1;                        ///< game mode (ALE setMode); -1 = the game's default
-  int difficulty = -1;                  ///< difficulty switch (ALE setDifficulty); -1 = the default
-  /// Frames per step of gymnasium's AtariEnv itself, below all of SB3's wrappers: 1 for the
-  /// *NoFrameskip-v4 ids, 4 for ALE/*-v5. When env_frameskip_max > env_frameskip, every AtariEnv
-  /// step draws its count from integers(env_frameskip, env_frameskip_max) (plain *-v4 ids: 2..4).
-  int env_frameskip = 1;
-  int env_frameskip_max = 0;
+#define SB3ALE_FIELD(type, name, value) type name = value;
+  SB3ALE_ENV_CONFIG(SB3ALE_FIELD)
+#undef SB3ALE_FIELD
 
   int channels() const { return grayscale ? 1 : 3; }
   int frame_size() const { return img_height * img_width * channels(); }

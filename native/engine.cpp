@@ -132,6 +132,7 @@ void Engine::dispatch(const std::vector<int>& ids, uint8_t* rows) {
 void Engine::send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows) {
   const Driver driver(*this);
   if (in_flight() > 0 || interrupted_) drain();  // a reset drops the results of steps in flight
+  if (ids.empty() && seeds.empty()) return;       // a partial reset of none: only that
   check_ids(ids, seeds.size());
   if (static_cast<int>(ids.size()) == num_envs()) interrupted_ = false;
   for (size_t k = 0; k < ids.size(); ++k) {

@@ -47,7 +47,8 @@ class Engine {
   /// Env i, which must not be in flight.
   const AtariEnv& env(int i) const;
 
-  /// Starts resetting envs `ids` (seeds[k] applies to ids[k]; failed envs are rebuilt first).
+  /// Starts resetting envs `ids` (seeds[k] applies to ids[k]; failed envs are rebuilt first); no
+  /// ids only drops the steps in flight.
   /// With `rows`, env i writes its observation to rows + i * obs_size (the caller keeps it alive
   /// until recv); without, to the engine's own row, which recv copies out.
   void send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows);

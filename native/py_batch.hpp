@@ -1,4 +1,4 @@
-// One recv of the engine as numpy arrays: the binding's other half (with bindings.cpp, the only
+// One batch of the vectorizer as numpy arrays: the binding's other half (with bindings.cpp, the only
 // code that includes pybind11).
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "engine.hpp"
+#include "vectorizer.hpp"
 
 namespace sb3ale {
 
@@ -23,11 +23,13 @@ struct Columns {
         time_limit({n}), game_end({n}), reset_empty({n}), reset_has_seeds({n}), final_obs(final_shape),
         reset_seeds(std::vector<py::ssize_t>{n, 2}) {}
 
-  void fill(const Engine& engine, const std::vector<int>& ids, const std::vector<sb3ale::StepResult>& results,
-            const std::vector<int>& finals) {
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const sb3ale::StepResult& r = results[k];
-      env_id.mutable_data()[k] = ids[k];
+  void fill(const std::vector<Row>& rows) {
+    py::ssize_t j = 0;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows[k];
+      const StepResult& r = row.step;
+      const ResetInfo& info = row.reset;
+      env_id.mutable_data()[k] = row.env_id;
       reward.mutable_data()[k] = r.reward;
       terminated.mutable_data()[k] = r.terminated;
       truncated.mutable_data()[k] = r.truncated;
@@ -41,8 +43,6 @@ struct Columns {
       episode_return.mutable_data()[k] = r.episode_return;
       episode_length.mutable_data()[k] = r.episode_length;
       episode_steps.mutable_data()[k] = r.episode_steps;
-      sb3ale::ResetInfo info{};
-      if (r.reset) info = engine.env(ids[k]).reset_info();
       reset_empty.mutable_data()[k] = info.empty;
       reset_lives.mutable_data()[k] = info.lives;
       reset_episode_frame_number.mutable_data()[k] = info.episode_frame_number;
@@ -50,12 +50,11 @@ struct Columns {
       reset_has_seeds.mutable_data()[k] = info.has_seeds;
       reset_seeds.mutable_data()[2 * k] = info.seeds[0];
       reset_seeds.mutable_data()[2 * k + 1] = info.seeds[1];
-    }
-    uint8_t* out = final_obs.mutable_data();
-    for (size_t j = 0; j < finals.size(); ++j) {
-      final_rows.mutable_data()[j] = finals[j];
-      const auto& src = engine.env(ids[static_cast<size_t>(finals[j])]).final_obs();
-      std::copy(src.begin(), src.end(), out + j * src.size());
+      if (row.final_obs != nullptr) {
+        final_rows.mutable_data()[j] = static_cast<int64_t>(k);
+        std::copy(row.final_obs->begin(), row.final_obs->end(), final_obs.mutable_data() + j * row.final_obs->size());
+        ++j;
+      }
     }
   }
 

@@ -17,6 +17,7 @@
 
 #include "engine.hpp"
 #include "py_batch.hpp"
+#include "vectorizer.hpp"
 #include "xla_ffi.hpp"
 
 namespace sb3ale {
@@ -51,12 +52,30 @@ inline void wait_interruptibly(Engine& engine) {
 
 using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-/// Owns the engine and the observation array a pending full batch writes into.
+/// The shape of one observation of an env with config `c` (the engine's rows are this, C-contiguous).
+inline std::vector<py::ssize_t> config_obs_shape(const EnvConfig& c) {
+  const py::ssize_t h = c.img_height, w = c.img_width, channels = c.channels(), stack = c.stack_num;
+  switch (c.layout) {
+    case sb3ale::Layout::kCHW:
+      return {channels * stack, h, w};
+    case sb3ale::Layout::kHWC:
+      return {h, w, channels * stack};
+    case sb3ale::Layout::kFrames:
+      break;
+  }
+  std::vector<py::ssize_t> shape{stack, h, w};  // gymnasium: no channel axis for gray,
+  if (channels > 1) shape.push_back(channels);
+  // AtariPreprocessing alone has no stack axis; ALE's vector env always has one.
+  if (stack == 1 && c.preset == sb3ale::Preset::kGymnasium) shape.erase(shape.begin());
+  return shape;
+}
+
+/// Owns the vectorizer and the observation array a batch of every env is written into.
 class PyEngine {
  public:
   PyEngine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size) {
     py::gil_scoped_release release;
-    engine_ = std::make_unique<Engine>(configs, num_threads, thread_affinity_offset, batch_size);
+    vec_ = std::make_unique<Vectorizer>(configs, num_threads, thread_affinity_offset, batch_size);
   }
 
   ~PyEngine() { close(); }
@@ -67,34 +86,39 @@ class PyEngine {
   /// over (the envs in flight finish) and raises, so that no thread ever waits on a freed engine.
   /// (The Engine is not thread-safe: a close from another thread must not touch it meanwhile.)
   void close() {
-    if (!engine_ || close_requested_) return;
+    if (!vec_ || close_requested_) return;
     if (waiting_ > 0) {
       close_requested_ = true;
       return;
     }
     {
       py::gil_scoped_release release;  // joining waits for work in flight
-      sb3ale::xla::forget(engine_.get());  // waits for an XLA step using it; its handle then names nothing
-      engine_.reset();
+      sb3ale::xla::forget(vec_.get());  // waits for an XLA step using it; its handle then names nothing
+      vec_.reset();
     }
     pending_obs_ = py::none();
   }
 
   void send_reset(const std::vector<sb3ale::Seed>& seeds, const std::optional<IdArray>& env_ids) {
-    Engine& engine = get();
+    Vectorizer& vec = get();
     Waiting waiting(*this);
-    const std::vector<int> ids = to_ids(env_ids, seeds.size());
-    start(ids, [&](uint8_t* rows) {
+    std::vector<int> ids = env_ids ? to_ids(*env_ids) : every_env(seeds.size());
+    py::object fresh = py::none();
+    {
       py::gil_scoped_release release;  // steps still in flight finish first; their results are dropped
-      engine.send_reset(ids, seeds, rows);
-    });
+      vec.send_reset(ids, seeds, [&](size_t rows) {
+        py::gil_scoped_acquire acquire;
+        return allocate(fresh, rows);
+      });
+    }
+    pending_obs_ = fresh;
   }
 
   void send(const IdArray& actions, const std::optional<IdArray>& env_ids,
             const std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>& strengths) {
-    Engine& engine = get();
+    Vectorizer& vec = get();
     if (actions.ndim() != 1) throw std::invalid_argument("actions must be a 1-d array");
-    const std::vector<int> ids = to_ids(env_ids, static_cast<size_t>(actions.shape(0)));
+    std::vector<int> ids = env_ids ? to_ids(*env_ids) : std::vector<int>{};  // none: the vectorizer's
     std::vector<int64_t> copy(actions.data(), actions.data() + actions.shape(0));
     std::vector<float> strength(copy.size(), 1.0f);
     if (strengths) {
@@ -103,59 +127,47 @@ class PyEngine {
       }
       std::copy(strengths->data(), strengths->data() + strengths->shape(0), strength.begin());
     }
-    start(ids, [&](uint8_t* rows) { engine.send(ids, copy, strength, rows); });
+    py::object fresh = py::none();
+    vec.send(std::move(ids), copy, strength, [&](size_t rows) { return allocate(fresh, rows); });
+    pending_obs_ = fresh;
   }
 
   /// Waits for the next batch and returns it whole, as one dict of arrays (row k is env env_id[k]):
   /// obs, the step's scalars and info, the final stacks of the rows that are done (final_obs, with
   /// their rows in final_rows), the reset infos of the rows that reset, and the envs that failed.
   py::dict recv() {
-    Engine& engine = get();
-    if (engine.expected() == 0) throw std::runtime_error("recv() called with nothing in flight: send() first");
+    Vectorizer& vec = get();
     // Destroyed in reverse: the driver first, then `waiting` carries out a close() that came
     // meanwhile, also when this raises (Ctrl-C: the interrupt is what the caller sees).
     Waiting waiting(*this);
-    const Engine::Driver driving(engine);  // from the wait to the results: no other thread in between
-    wait_interruptibly(engine);
+    const Engine::Driver driving(vec.engine());  // from the wait to the results: no other thread in between
+    wait_interruptibly(vec.engine());
     if (close_requested_) {
       throw std::runtime_error("the engine was closed (by a signal handler or another thread) while recv() "
                                "waited for its results: they are lost");
     }
-    const py::ssize_t n = engine.expected();
-    py::array_t<uint8_t> obs;
-    const bool direct = !pending_obs_.is_none();  // a full batch wrote straight into its rows
-    if (direct) {
-      obs = py::reinterpret_borrow<py::array_t<uint8_t>>(pending_obs_);
-    } else {
-      obs = new_array<uint8_t>(batch_shape(n));
-    }
+    const bool in_place = vec.in_place();
+    py::array_t<uint8_t> obs = in_place ? py::reinterpret_borrow<py::array_t<uint8_t>>(pending_obs_)
+                                        : new_array<uint8_t>(batch_shape(vec.expected()));
     std::string error;
-    std::vector<int> ids;
+    std::vector<Row> rows;
     {
       py::gil_scoped_release release;
-      ids = engine.recv(direct ? nullptr : obs.mutable_data(), error);
+      rows = vec.recv(in_place ? nullptr : obs.mutable_data(), error);
     }
     pending_obs_ = py::none();
-    if (direct) std::sort(ids.begin(), ids.end());  // row i is env i
-    const std::vector<int> broken = error.empty() ? std::vector<int>{} : engine.failed_envs();
-    std::vector<sb3ale::StepResult> results(static_cast<size_t>(n));
-    std::vector<int> failed, final_rows;
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const int i = ids[k];
-      if (std::find(broken.begin(), broken.end(), i) != broken.end()) {
-        failed.push_back(i);  // its results are not valid: zeros
-        continue;
-      }
-      results[k] = engine.result(i);
-      if (results[k].terminated || results[k].truncated) final_rows.push_back(static_cast<int>(k));
-    }
-    const auto finals = static_cast<py::ssize_t>(final_rows.size());
-    sb3ale::Columns columns(n, finals, batch_shape(finals));
+    const auto finals = static_cast<py::ssize_t>(
+        std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.final_obs != nullptr; }));
+    sb3ale::Columns columns(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals));
     {
       py::gil_scoped_release release;
-      columns.fill(engine, ids, results, final_rows);
+      columns.fill(rows);
     }
     py::dict batch = columns.to_dict();
+    std::vector<int> failed;
+    for (const Row& r : rows) {
+      if (r.failed) failed.push_back(r.env_id);
+    }
     batch["obs"] = obs;
     batch["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
     batch["failed"] = failed;
@@ -169,37 +181,14 @@ class PyEngine {
     return out;
   }
 
-  /// Envs `env_ids`' current stacks and ALE's info now (none may be in flight): what a partial
-  /// reset reports for the envs it leaves alone.
-  py::dict observe(const IdArray& env_ids) {
-    const std::vector<int> ids = to_ids(env_ids, 0);
-    const auto n = static_cast<py::ssize_t>(ids.size());
-    auto obs = new_array<uint8_t>(batch_shape(n));
-    auto lives = new_array<int64_t>({n}), episode_frame_number = new_array<int64_t>({n});
-    auto frame_number = new_array<int64_t>({n});
-    const size_t row = static_cast<size_t>(obs.size() / std::max<py::ssize_t>(n, 1));
-    for (py::ssize_t k = 0; k < n; ++k) {
-      const sb3ale::ResetInfo info = env(ids[static_cast<size_t>(k)]).observe(obs.mutable_data() + k * row);
-      lives.mutable_data()[k] = info.lives;
-      episode_frame_number.mutable_data()[k] = info.episode_frame_number;
-      frame_number.mutable_data()[k] = info.frame_number;
-    }
-    py::dict d;
-    d["obs"] = obs;
-    d["lives"] = lives;
-    d["episode_frame_number"] = episode_frame_number;
-    d["frame_number"] = frame_number;
-    return d;
-  }
-
   uint64_t xla_handle() { return sb3ale::xla::handle_for(get()); }
 
   void profile(bool on) {
-    get().profile(on);
+    get().engine().profile(on);
   }
   /// The tasks timed since the last call, as a dict of equal-length arrays (see TaskRecord).
   py::dict take_profile() {
-    const std::vector<sb3ale::TaskRecord> records = get().take_profile();
+    const std::vector<sb3ale::TaskRecord> records = get().engine().take_profile();
     const auto n = static_cast<py::ssize_t>(records.size());
     auto column = [&](auto field) {
       auto a = new_array<int64_t>({n});
@@ -216,41 +205,25 @@ class PyEngine {
     d["sent_ns"] = column([](const sb3ale::TaskRecord& r) { return r.sent_ns; });
     return d;
   }
-  bool resets_first() { return get().resets_first(); }
-  void set_resets_first(bool on) { get().set_resets_first(on); }
-  bool pending() { return engine_ && engine_->in_flight() > 0; }
-  void inject_fault(int i) { get().inject_fault(i); }
-  bool closed() const { return !engine_ || close_requested_; }
+  bool resets_first() { return get().engine().resets_first(); }
+  void set_resets_first(bool on) { get().engine().set_resets_first(on); }
+  bool pending() { return vec_ && vec_->expected() > 0; }
+  void inject_fault(int i) { get().engine().inject_fault(i); }
+  bool closed() const { return !vec_ || close_requested_; }
   int num_envs() { return get().num_envs(); }
-  int num_threads() { return get().num_threads(); }
+  int num_threads() { return get().engine().num_threads(); }
   int batch_size() { return get().batch_size(); }
-  std::vector<py::ssize_t> obs_shape() {
-    const EnvConfig& c = get().config(0);
-    const py::ssize_t h = c.img_height, w = c.img_width, channels = c.channels(), stack = c.stack_num;
-    switch (c.layout) {
-      case sb3ale::Layout::kCHW:
-        return {channels * stack, h, w};
-      case sb3ale::Layout::kHWC:
-        return {h, w, channels * stack};
-      case sb3ale::Layout::kFrames:
-        break;
-    }
-    std::vector<py::ssize_t> shape{stack, h, w};  // gymnasium: no channel axis for gray,
-    if (channels > 1) shape.push_back(channels);
-    // AtariPreprocessing alone has no stack axis; ALE's vector env always has one.
-    if (stack == 1 && c.preset == sb3ale::Preset::kGymnasium) shape.erase(shape.begin());
-    return shape;
-  }
+  std::vector<py::ssize_t> obs_shape() { return config_obs_shape(get().engine().config(0)); }
 
   static std::vector<int> to_ints(const ale::ActionVect& actions) {
     return std::vector<int>(actions.begin(), actions.end());
   }
 
  private:
-  Engine& get() {
+  Vectorizer& get() {
     if (close_requested_) throw std::runtime_error("the engine was closed while a call waited on it");
-    if (!engine_) throw std::runtime_error("the engine is closed");
-    return *engine_;
+    if (!vec_) throw std::runtime_error("the engine is closed");
+    return *vec_;
   }
   /// Marks a call that waits with the GIL released; the end of its scope carries out a close()
   /// that came meanwhile. Only touched with the GIL held.
@@ -271,47 +244,38 @@ class PyEngine {
     PyEngine& owner_;
   };
   const sb3ale::AtariEnv& env(int i) {
-    Engine& engine = get();
+    Engine& engine = get().engine();
     if (i < 0 || i >= engine.num_envs()) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
     return engine.env(i);
   }
-  std::vector<int> to_ids(const std::optional<IdArray>& env_ids, size_t count) {
-    Engine& engine = get();
-    if (!env_ids) {
-      if (count != static_cast<size_t>(engine.num_envs())) {
-        throw std::invalid_argument("without env_ids, one value per env is needed (" +
-                                    std::to_string(engine.num_envs()) + "), got " + std::to_string(count));
-      }
-      std::vector<int> ids(count);
-      for (size_t i = 0; i < count; ++i) ids[i] = static_cast<int>(i);
-      return ids;
+  std::vector<int> every_env(size_t count) {
+    const int n = get().num_envs();
+    if (count != static_cast<size_t>(n)) {
+      throw std::invalid_argument("without env_ids, one value per env is needed (" + std::to_string(n) + "), got " +
+                                  std::to_string(count));
     }
-    if (env_ids->ndim() != 1) throw std::invalid_argument("env_ids must be a 1-d array");
+    std::vector<int> ids(count);
+    for (size_t i = 0; i < count; ++i) ids[i] = static_cast<int>(i);
+    return ids;
+  }
+  std::vector<int> to_ids(const IdArray& env_ids) {
+    const int n = get().num_envs();
+    if (env_ids.ndim() != 1) throw std::invalid_argument("env_ids must be a 1-d array");
     std::vector<int> ids;
-    for (py::ssize_t k = 0; k < env_ids->shape(0); ++k) {
-      const int64_t i = env_ids->at(k);
-      if (i < 0 || i >= engine.num_envs()) {
-        throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " +
-                                std::to_string(engine.num_envs()) + ")");
+    for (py::ssize_t k = 0; k < env_ids.shape(0); ++k) {
+      const int64_t i = env_ids.at(k);
+      if (i < 0 || i >= n) {
+        throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " + std::to_string(n) + ")");
       }
       ids.push_back(static_cast<int>(i));
     }
     return ids;
   }
-  /// Sends with a fresh array for the results when the whole batch goes at once (the zero-copy
-  /// path: rows by env id, kept alive here), else into the engine's rows, gathered by recv.
-  template <typename Send>
-  void start(const std::vector<int>& ids, Send send) {
-    Engine& engine = get();
-    const bool full = static_cast<int>(ids.size()) == engine.num_envs() && engine.batch_size() == engine.num_envs();
-    if (!full) {
-      send(nullptr);
-      pending_obs_ = py::none();  // a reset has drained any full batch in flight
-      return;
-    }
-    auto obs = new_array<uint8_t>(batch_shape(engine.num_envs()));  // fresh every step: SB3 keeps the last one
-    send(obs.mutable_data());
-    pending_obs_ = obs;
+  /// A fresh array for a batch of every env (SB3 keeps the last one), kept in `holder` until recv.
+  uint8_t* allocate(py::object& holder, size_t rows) {
+    auto obs = new_array<uint8_t>(batch_shape(static_cast<py::ssize_t>(rows)));
+    holder = obs;
+    return obs.mutable_data();
   }
   std::vector<py::ssize_t> batch_shape(py::ssize_t n) {
     std::vector<py::ssize_t> shape = obs_shape();
@@ -320,7 +284,7 @@ class PyEngine {
   }
 
   py::object pending_obs_ = py::none();  // declared first: destroyed after the engine's threads
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Vectorizer> vec_;
   int waiting_ = 0;                // calls waiting on the engine with the GIL released
   bool close_requested_ = false;   // close() came during such a wait: the waiting call frees it
 };

@@ -1,6 +1,6 @@
-// The XLA FFI targets behind sb3_ale_vec.xla: reset and step of one engine, called by XLA on its own
-// thread with no Python and no GIL. Results go straight into XLA's buffers (a full synchronous batch
-// is written there by the workers themselves).
+// The XLA FFI targets behind sb3_ale_vec.xla: reset and step of one engine's vectorizer, called by
+// XLA on its own thread with no Python and no GIL. Results go straight into XLA's buffers (a batch of
+// every env is written there by the workers themselves).
 #include "xla_ffi.hpp"
 
 #include <algorithm>
@@ -26,8 +26,7 @@ namespace {
 /// destroyed under a running handler.
 struct Slot {
   std::mutex mutex;
-  Engine* engine = nullptr;  // null once forgotten
-  std::vector<int> next_ids;  // batched mode: the envs the last recv returned, which the next step addresses
+  Vectorizer* engine = nullptr;  // null once forgotten
 };
 
 std::mutex registry_mutex;
@@ -42,7 +41,7 @@ std::shared_ptr<Slot> find(uint64_t handle) {
 
 }  // namespace
 
-uint64_t handle_for(Engine& engine) {
+uint64_t handle_for(Vectorizer& engine) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   for (const auto& [handle, slot] : slots) {
     if (slot->engine == &engine) return handle;
@@ -54,7 +53,7 @@ uint64_t handle_for(Engine& engine) {
   return handle;
 }
 
-void forget(const Engine* engine) {
+void forget(const Vectorizer* engine) {
   std::shared_ptr<Slot> found;
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
@@ -79,21 +78,6 @@ namespace {
 
 constexpr size_t kHandleBytes = sizeof(uint64_t);
 
-/// The current info of env i: a reset's own info where the env last reset (ALE reports the info of
-/// the state it returns), else its last step's. SB3's FireReset reset reports none: the step's.
-struct Info {
-  int lives, frame_number, episode_frame_number;
-};
-
-Info current_info(const Engine& engine, int i) {
-  const StepResult& r = engine.result(i);
-  if (r.reset) {
-    const ResetInfo& info = engine.env(i).reset_info();
-    if (!info.empty) return {info.lives, info.frame_number, info.episode_frame_number};
-  }
-  return {r.lives, r.frame_number, r.episode_frame_number};
-}
-
 /// Runs `body` on the engine that `handle` names, holding its slot; errors become FFI errors.
 template <typename Body>
 ffi::Error with_engine(const ffi::Buffer<ffi::U8>& handle, ffi::Result<ffi::Buffer<ffi::U8>>& new_handle,
@@ -115,7 +99,7 @@ ffi::Error with_engine(const ffi::Buffer<ffi::U8>& handle, ffi::Result<ffi::Buff
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (slot->engine == nullptr) return ffi::Error(ffi::ErrorCode::kFailedPrecondition, "sb3_ale_vec: the env is closed");
   try {
-    return body(*slot->engine, *slot);
+    return body(*slot->engine);
   } catch (const std::exception& e) {
     return ffi::Error::InvalidArgument(std::string("sb3_ale_vec: ") + e.what());
   } catch (...) {
@@ -128,13 +112,21 @@ ffi::Error size_error(const char* what, size_t got, size_t expected) {
                                      " elements, expected " + std::to_string(expected));
 }
 
-/// Waits for the engine's next batch; with `direct` the rows are already in place by env id.
-std::vector<int> receive(Engine& engine, uint8_t* gather, bool direct) {
+/// The vectorizer's next batch, whose observations are in `out` (every env, by id, or gathered).
+std::vector<Row> receive(Vectorizer& vec, uint8_t* out) {
   std::string error;
-  std::vector<int> ids = engine.recv(direct ? nullptr : gather, error);
+  std::vector<Row> rows = vec.recv(out, error);
   if (!error.empty()) throw std::runtime_error(error + " (reset rebuilds the failed envs)");
-  if (direct) std::sort(ids.begin(), ids.end());  // row i is env i
-  return ids;
+  return rows;
+}
+
+void write_info(const Row& row, size_t k, ffi::Result<ffi::Buffer<ffi::S32>>& out_ids,
+                ffi::Result<ffi::Buffer<ffi::S32>>& lives, ffi::Result<ffi::Buffer<ffi::S32>>& frame_number,
+                ffi::Result<ffi::Buffer<ffi::S32>>& episode_frame_number) {
+  out_ids->typed_data()[k] = row.env_id;
+  lives->typed_data()[k] = row.now.lives;
+  frame_number->typed_data()[k] = row.now.frame_number;
+  episode_frame_number->typed_data()[k] = row.now.episode_frame_number;
 }
 
 ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi::Buffer<ffi::S32> seeds,
@@ -142,17 +134,14 @@ ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi
                  ffi::Result<ffi::Buffer<ffi::S32>> out_ids, ffi::Result<ffi::Buffer<ffi::S32>> lives,
                  ffi::Result<ffi::Buffer<ffi::S32>> frame_number,
                  ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number) {
-  return with_engine(handle, new_handle, [&](Engine& engine, Slot& slot) {
-    const auto n = static_cast<size_t>(engine.num_envs()), batch = static_cast<size_t>(engine.batch_size());
-    const auto obs_size = static_cast<size_t>(engine.config(0).obs_size());
+  return with_engine(handle, new_handle, [&](Vectorizer& vec) {
+    const auto batch = static_cast<size_t>(vec.batch_size());
     const size_t count = env_ids.element_count();
     if (seeds.element_count() != count) return size_error("seed", seeds.element_count(), count);
-    if (obs->element_count() != batch * obs_size) return size_error("obs", obs->element_count(), batch * obs_size);
-    if (out_ids->element_count() != batch) return size_error("env_id", out_ids->element_count(), batch);
-    const bool partial = count != n;
-    if (partial && batch != n) {
-      return ffi::Error::InvalidArgument("sb3_ale_vec: a partial reset needs batch_size == num_envs");
+    if (obs->element_count() != batch * vec.obs_size()) {
+      return size_error("obs", obs->element_count(), batch * vec.obs_size());
     }
+    if (out_ids->element_count() != batch) return size_error("env_id", out_ids->element_count(), batch);
     std::vector<int> ids(env_ids.typed_data(), env_ids.typed_data() + count);
     std::vector<Seed> seed_words(count);
     for (size_t k = 0; k < count; ++k) {
@@ -160,26 +149,9 @@ ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi
       if (s >= 0) seed_words[k] = std::vector<uint32_t>{static_cast<uint32_t>(s)};  // ALE: negative is unseeded
     }
     uint8_t* out = obs->typed_data();
-    const bool direct = batch == n;  // every env's row is in the output: the workers write it there
-    engine.send_reset(ids, seed_words, direct ? out : nullptr);
-    std::vector<int> got = receive(engine, out, direct);
-    if (partial) {  // the envs left alone report their current observation and info
-      std::vector<char> reset(n, 0);
-      for (int i : got) reset[static_cast<size_t>(i)] = 1;
-      got.clear();
-      for (size_t i = 0; i < n; ++i) {
-        if (!reset[i]) (void)engine.env(static_cast<int>(i)).observe(out + i * obs_size);
-        got.push_back(static_cast<int>(i));
-      }
-    }
-    for (size_t k = 0; k < got.size(); ++k) {
-      const Info info = current_info(engine, got[k]);
-      out_ids->typed_data()[k] = got[k];
-      lives->typed_data()[k] = info.lives;
-      frame_number->typed_data()[k] = info.frame_number;
-      episode_frame_number->typed_data()[k] = info.episode_frame_number;
-    }
-    slot.next_ids = std::move(got);
+    vec.send_reset(ids, seed_words, [out](size_t) { return out; });
+    const std::vector<Row> rows = receive(vec, out);
+    for (size_t k = 0; k < rows.size(); ++k) write_info(rows[k], k, out_ids, lives, frame_number, episode_frame_number);
     return ffi::Error::Success();
   });
 }
@@ -193,9 +165,9 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
                 ffi::Result<ffi::Buffer<ffi::F32>> episode_return, ffi::Result<ffi::Buffer<ffi::S32>> episode_steps,
                 ffi::Result<ffi::Buffer<ffi::PRED>> reset, ffi::Result<ffi::Buffer<ffi::S32>> step_info,
                 ffi::Result<ffi::Buffer<ffi::U8>> final_obs) {
-  return with_engine(handle, new_handle, [&](Engine& engine, Slot& slot) {
-    const auto n = static_cast<size_t>(engine.num_envs()), batch = static_cast<size_t>(engine.batch_size());
-    const auto obs_size = static_cast<size_t>(engine.config(0).obs_size());
+  return with_engine(handle, new_handle, [&](Vectorizer& vec) {
+    const auto batch = static_cast<size_t>(vec.batch_size());
+    const size_t obs_size = vec.obs_size();
     if (actions.element_count() != batch) return size_error("actions", actions.element_count(), batch);
     if (strengths.element_count() != batch) return size_error("paddle strengths", strengths.element_count(), batch);
     if (obs->element_count() != batch * obs_size) return size_error("obs", obs->element_count(), batch * obs_size);
@@ -206,32 +178,18 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
     if (finals && final_obs->element_count() != batch * obs_size) {
       return size_error("final_obs", final_obs->element_count(), batch * obs_size);
     }
-    const bool direct = batch == n;
-    std::vector<int> ids(batch);
-    if (direct) {
-      for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int>(i);
-    } else if (slot.next_ids.size() == batch) {
-      ids = slot.next_ids;  // EnvPool-style: the next step addresses the envs the last recv returned
-    } else {
-      return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
-                        "sb3_ale_vec: with batch_size < num_envs, reset through xla()'s reset first");
-    }
     const std::vector<int64_t> action_ids(actions.typed_data(), actions.typed_data() + batch);
     const std::vector<float> strength(strengths.typed_data(), strengths.typed_data() + batch);
     uint8_t* out = obs->typed_data();
-    engine.send(ids, action_ids, strength, direct ? out : nullptr);
-    std::vector<int> got = receive(engine, out, direct);
-    for (size_t k = 0; k < got.size(); ++k) {
-      const int i = got[k];
-      const StepResult& r = engine.result(i);
-      const Info info = current_info(engine, i);
+    vec.send({}, action_ids, strength, [out](size_t) { return out; });  // the vectorizer's envs
+    const std::vector<Row> rows = receive(vec, out);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows[k];
+      const StepResult& r = row.step;
+      write_info(row, k, out_ids, lives, frame_number, episode_frame_number);
       reward->typed_data()[k] = r.reward;
       terminated->typed_data()[k] = r.terminated;
       truncated->typed_data()[k] = r.truncated;
-      out_ids->typed_data()[k] = i;
-      lives->typed_data()[k] = info.lives;
-      frame_number->typed_data()[k] = info.frame_number;
-      episode_frame_number->typed_data()[k] = info.episode_frame_number;
       game_end->typed_data()[k] = r.game_end;
       episode_return->typed_data()[k] = static_cast<float>(r.episode_return);
       episode_steps->typed_data()[k] = static_cast<int32_t>(r.episode_steps);
@@ -241,16 +199,14 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
       raw[1] = r.frame_number;
       raw[2] = r.episode_frame_number;
       if (finals) {
-        uint8_t* row = final_obs->typed_data() + k * obs_size;
-        const std::vector<uint8_t>& src = engine.env(i).final_obs();
-        if (r.reset && src.size() == obs_size) {
-          std::copy(src.begin(), src.end(), row);
+        uint8_t* row_out = final_obs->typed_data() + k * obs_size;
+        if (row.final_obs != nullptr) {
+          std::copy(row.final_obs->begin(), row.final_obs->end(), row_out);
         } else {
-          std::fill_n(row, obs_size, uint8_t{0});
+          std::fill_n(row_out, obs_size, uint8_t{0});
         }
       }
     }
-    slot.next_ids = std::move(got);
     return ffi::Error::Success();
   });
 }

@@ -4,16 +4,16 @@
 
 #include <cstdint>
 
-#include "engine.hpp"
+#include "vectorizer.hpp"
 
 namespace sb3ale::xla {
 
 /// The handle of `engine`, registered on first use. Ids are never reused, so a handle kept after
 /// its engine closed names nothing rather than another engine.
-uint64_t handle_for(Engine& engine);
+uint64_t handle_for(Vectorizer& engine);
 /// Unregisters `engine` (no-op if it never was); waits for a handler that is using it. Call before
 /// destroying the engine.
-void forget(const Engine* engine);
+void forget(const Vectorizer* engine);
 
 /// Whether this build has the handlers (the XLA FFI headers were found at build time).
 bool available();

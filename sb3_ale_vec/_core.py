@@ -111,7 +111,8 @@ class EngineCore:
         return self._engine
 
     def send_reset(self, seeds: list[Any], env_ids: np.ndarray | None = None) -> None:
-        """Start resetting every env (or env_ids), seeds[k] an int or None; steps in flight are dropped."""
+        """Start resetting every env (or env_ids: the next recv returns every env, the others as they
+        are), seeds[k] an int or None; steps in flight are dropped."""
         words = [seed_words(s) for s in seeds]
         if self.max_seed is not None and any(s is not None and s > self.max_seed for s in seeds):
             raise ValueError(f"the ale preset takes seeds in [0, {self.max_seed}] (ALE's are C ints), got "
@@ -140,19 +141,10 @@ class EngineCore:
             raise RuntimeError(f"reset failed: {batch.error} (reset() again rebuilds the failed envs)")
         return batch
 
-    def observe(self, env_ids: np.ndarray) -> dict[str, np.ndarray]:
-        """The current stacks (``obs``) and ALE infos (``lives``, ``episode_frame_number``,
-        ``frame_number``) of envs not in flight: what their last result returned."""
-        return self.live().observe(np.asarray(env_ids, dtype=np.int64))
-
     def screens(self) -> list[np.ndarray]:
         """Every env's current RGB screen, (210, 160, 3)."""
         engine = self.live()
         return [engine.screen_rgb(i) for i in range(self.num_envs)]
-
-    def _inject_fault(self, env_id: int) -> None:
-        """Tests: env_id's next step throws."""
-        self.live()._inject_fault(env_id)
 
     def close(self) -> None:
         self._engine.close()

@@ -71,37 +71,47 @@ def _env_frameskip(name: str, value: Any) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Option:
-    """One engine option. ``default`` None means "the preset's value" (PRESETS)."""
+    """One engine option. ``default`` None means "the preset's value" (PRESETS). ``wrapper`` and
+    ``atari_env`` are its names among SB3 ``AtariWrapper``'s and gymnasium ``AtariEnv``'s keywords
+    (``make_ale_vec_env`` takes those)."""
 
     name: str
     check: Callable[[str, Any], Any]
     default: Any
     meaning: str
+    wrapper: str | None = None
+    atari_env: str | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("frameskip", _int(1), 4, "emulator frames per agent step (SB3 `frame_skip`)"),
+    Option("frameskip", _int(1), 4, "emulator frames per agent step (SB3 `frame_skip`)", wrapper="frame_skip"),
     Option("maxpool", check_bool, True, "max over the last two frames of a skip: in RGB before the gray conversion (sb3), in gray (gymnasium, ale)"),
     Option("grayscale", check_bool, True, "gray observations (sb3: OpenCV `RGB2GRAY`; gymnasium, ale: ALE's palette), else RGB"),
     Option("img_height", _int(1, 4096), 84, "observation height, OpenCV `INTER_AREA` resize"),
     Option("img_width", _int(1, 4096), 84, "observation width"),
     Option("stack_num", _int(1), 4, "frames per observation, newest last, zero-padded after every reset"),
-    Option("noop_max", _int(0), 30, "a real reset plays 1..`noop_max` no-ops (ale: 0..`noop_max`-1, less the FIRE frame); 0 turns them off"),
+    Option("noop_max", _int(0), 30, "a real reset plays 1..`noop_max` no-ops (ale: 0..`noop_max`-1, less the FIRE frame); 0 turns them off", wrapper="noop_max"),
     Option("use_fire_reset", check_bool, None, "sb3: FIRE, then action 2, after every reset and life loss (None: when the game has FIRE); ale: one FIRE frame at reset"),
-    Option("episodic_life", check_bool, None, "a life loss ends the episode: sb3 goes on with the same game (`EpisodicLifeEnv`), gymnasium and ale start a new one"),
+    Option("episodic_life", check_bool, None, "a life loss ends the episode: sb3 goes on with the same game (`EpisodicLifeEnv`), gymnasium and ale start a new one", wrapper="terminal_on_life_loss"),
     Option("life_loss_info", check_bool, False, "a life loss is reported as terminated (a done), and nothing resets, not even the frame stack"),
-    Option("reward_clipping", check_bool, None, "rewards become their sign (SB3 `clip_reward`)"),
-    Option("repeat_action_probability", _probability, None, "ALE's own sticky actions (`ALE/*-v5` uses 0.25)"),
-    Option("action_repeat_probability", _probability, 0.0, "SB3's `StickyActionEnv` (sb3 preset only)"),
-    Option("full_action_space", check_bool, False, "all 18 actions"),
-    Option("max_num_frames_per_episode", _int(0), 108_000, "ALE truncates a game after this many frames (`TimeLimit.truncated`); 0 means never (ale: frames since the reset, >= 1)"),
-    Option("mode", _optional_int, None, "game mode (None: the game's default)"),
-    Option("difficulty", _optional_int, None, "game difficulty (None: the game's default)"),
-    Option("env_frameskip", _env_frameskip, 1, "the frame skip of gymnasium's `AtariEnv` under SB3's wrappers: 4 as in `ALE/*-v5`, `(2, 5)` as in plain `*-v4` (sb3 only)"),
+    Option("reward_clipping", check_bool, None, "rewards become their sign (SB3 `clip_reward`)", wrapper="clip_reward"),
+    Option("repeat_action_probability", _probability, None, "ALE's own sticky actions (`ALE/*-v5` uses 0.25)", atari_env="repeat_action_probability"),
+    Option("action_repeat_probability", _probability, 0.0, "SB3's `StickyActionEnv` (sb3 preset only)", wrapper="action_repeat_probability"),
+    Option("full_action_space", check_bool, False, "all 18 actions", atari_env="full_action_space"),
+    Option("max_num_frames_per_episode", _int(0), 108_000, "ALE truncates a game after this many frames (`TimeLimit.truncated`); 0 means never (ale: frames since the reset, >= 1)", atari_env="max_num_frames_per_episode"),
+    Option("mode", _optional_int, None, "game mode (None: the game's default)", atari_env="mode"),
+    Option("difficulty", _optional_int, None, "game difficulty (None: the game's default)", atari_env="difficulty"),
+    Option("env_frameskip", _env_frameskip, 1, "the frame skip of gymnasium's `AtariEnv` under SB3's wrappers: 4 as in `ALE/*-v5`, `(2, 5)` as in plain `*-v4` (sb3 only)", atari_env="frameskip"),
     Option("num_threads", _int(0), 0, "threads that step envs, the caller's included (it steps envs while it waits for a batch); 0 means one per CPU this process may run on (its affinity mask: what Ray, Kubernetes or Slurm give it), at most `num_envs`"),
     Option("thread_affinity_offset", _int(-1), -1, "pins worker t to core `offset + t` (the caller's thread is left as it is); -1 turns pinning off"),
 )
 OPTION_NAMES = tuple(option.name for option in OPTIONS)
+
+
+def table_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The table's options among a front-end's arguments (``locals()`` of its explicit, documented
+    signature), for ``build_batch``: a new option reaches every front-end that names it."""
+    return {name: arguments[name] for name in OPTION_NAMES if name in arguments}
 
 
 @dataclass(frozen=True)

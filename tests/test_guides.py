@@ -62,7 +62,7 @@ def run_blocks(blocks: list[str], namespace: dict, make=AtariVectorEnv) -> None:
         if envs is not before and envs is not None:
             if before is not None and not before.closed:
                 before.close()
-            if not envs.closed and envs._env_ids is None:
+            if not envs.closed and "reset(" not in block:
                 envs.reset()  # a configuration block: the next block steps it
         if envs is not None and not envs.closed:
             namespace["actions"] = envs.action_space.sample()

@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 
 from sb3_ale_vec._core import StepBatch
 from sb3_ale_vec.gymnasium.core import GymVectorCore
-from sb3_ale_vec.options import build_batch, check_int
+from sb3_ale_vec.options import build_batch, check_int, table_options
 
 _INFO_KEYS = ("lives", "frame_number", "episode_frame_number")
 
@@ -62,18 +62,12 @@ class AtariVectorEnv(GymVectorCore):
         reward_clipping: bool = True,
         use_fire_reset: bool = True,
     ) -> None:
-        mode = AutoresetMode(autoreset_mode)
+        check_int("max_num_frames_per_episode", max_num_frames_per_episode, 1)  # ale-py's own bound
         batch = build_batch(
-            game, check_int("num_envs", num_envs, 1), "ale", layout="frames",
-            next_step_autoreset=mode != AutoresetMode.SAME_STEP, continuous=continuous, frameskip=frameskip,
-            maxpool=maxpool, grayscale=grayscale, img_height=img_height, img_width=img_width, stack_num=stack_num,
-            noop_max=noop_max, use_fire_reset=use_fire_reset, episodic_life=episodic_life,
-            life_loss_info=life_loss_info, reward_clipping=reward_clipping,
-            repeat_action_probability=repeat_action_probability, full_action_space=full_action_space,
-            max_num_frames_per_episode=check_int("max_num_frames_per_episode", max_num_frames_per_episode, 1),
-            num_threads=num_threads, thread_affinity_offset=thread_affinity_offset)
+            game, check_int("num_envs", num_envs, 1), "ale", layout="frames", continuous=continuous,
+            next_step_autoreset=AutoresetMode(autoreset_mode) != AutoresetMode.SAME_STEP, **table_options(locals()))
         self.grayscale = grayscale
-        self._start(batch, batch_size, mode, continuous, continuous_action_threshold, true_scores=False)
+        self._start(batch, batch_size, AutoresetMode(autoreset_mode), continuous, continuous_action_threshold, true_scores=False)
         self.ale = _VectorInterface(self)
 
     # -- ale-py's infos ----------------------------------------------------------------------------
@@ -88,14 +82,8 @@ class AtariVectorEnv(GymVectorCore):
     def _reset_infos(self, batch: StepBatch) -> dict[str, Any]:
         return self._translate(batch)[1]
 
-    def _partial_infos(self, batch: StepBatch | None, now: dict[str, np.ndarray]) -> dict[str, Any]:
-        info = {"env_id": np.arange(self.num_envs, dtype=np.int32)}
-        for key in _INFO_KEYS:
-            info[key] = now[key].astype(np.int32)
-        if batch is not None:  # the reset envs report their reset's info
-            for key, values in self._translate(batch)[1].items():
-                info[key][batch.env_ids] = values
-        return info
+    def _partial_infos(self, batch: StepBatch) -> dict[str, Any]:
+        return self._translate(batch)[1]  # every env: the reset ones report their reset's info
 
     def _finals(self, batch: StepBatch, dones: np.ndarray, infos: dict[str, Any]) -> None:
         final_obs = np.zeros_like(batch.obs)
@@ -128,11 +116,8 @@ class _VectorInterface:
 
     def send(self, action_ids: np.ndarray, paddle_strength: np.ndarray) -> None:
         """Step the envs the last recv (or reset) returned with ALE action indices and paddle strengths."""
-        env = self._env
-        if env._env_ids is None:
-            raise RuntimeError("send() called before reset()")
-        env._send_indices(np.asarray(action_ids, dtype=np.int64).reshape(-1), env._env_ids,
-                          np.asarray(paddle_strength, dtype=np.float32).reshape(-1))
+        self._env._engine.send(np.asarray(action_ids, dtype=np.int64).reshape(-1), None,
+                               np.asarray(paddle_strength, dtype=np.float32).reshape(-1))
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         return self._env.recv()

@@ -84,8 +84,6 @@ class GymVectorCore(VectorEnv):
             self.single_action_space = spaces.Discrete(len(self._action_meanings))
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
-        self._env_ids: np.ndarray | None = None  # the envs the next send addresses; None before a reset
-        self._started = False  # every env has been reset once
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)  # AutoresetMode.DISABLED bookkeeping
 
     # -- gymnasium's VectorEnv API ------------------------------------------------------------------
@@ -97,30 +95,16 @@ class GymVectorCore(VectorEnv):
         Envs a mask leaves alone report their current observation and info. In batched mode every
         env resets and the first ``batch_size`` to finish are returned (``info["env_id"]``).
         """
-        ids = np.arange(self.num_envs)
+        ids = None  # every env
         if options is not None and options.get("reset_mask") is not None:
             ids = self._mask_ids(options["reset_mask"])
-        seeds = self._seeds(seed, ids)
-        partial = len(ids) < self.num_envs
-        if partial:
-            batch = None
-            if len(ids):
-                self._engine.send_reset(seeds, ids)
-                batch = self._engine.recv_reset()
-            # Every env's own current stack: the untouched ones as they are, the reset ones fresh.
-            now = self._engine.observe(np.arange(self.num_envs))
-            obs, infos = now.pop("obs"), self._partial_infos(batch, now)
-            self._env_ids = np.arange(self.num_envs)
-        else:
-            self._engine.send_reset(seeds)
-            batch = self._engine.recv_reset()
-            self._started = True
-            obs, infos = batch.obs, self._reset_infos(batch)
-            self._env_ids = batch.env_ids
-        if batch is not None:
-            self._scores.restart(batch.env_ids)
-            self._needs_reset[batch.env_ids] = False
-        return obs, infos
+        self._engine.send_reset(self._seeds(seed, np.arange(self.num_envs) if ids is None else ids), ids)
+        # A partial reset returns every env: those left alone as they are (the engine's rule).
+        batch = self._engine.recv_reset()
+        reset = batch.env_ids[batch.reset_requested]
+        self._scores.restart(reset)
+        self._needs_reset[reset] = False
+        return batch.obs, self._reset_infos(batch) if ids is None else self._partial_infos(batch)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self.send(actions)
@@ -130,22 +114,18 @@ class GymVectorCore(VectorEnv):
         """Start stepping ``env_ids``: by default every env, or in batched mode the envs the last
         ``recv()`` (or ``reset()``) returned, in that order. ``recv()`` then returns the first min(batch_size, envs in flight)
         to finish, in the order they finished."""
-        if self._env_ids is None:
-            raise RuntimeError("send() called before reset()")
-        if env_ids is not None:
-            ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
-        else:
-            ids = self._env_ids if self._batched else np.arange(self.num_envs)
-        if self.autoreset_mode == AutoresetMode.DISABLED and self._needs_reset[ids].any():
+        ids = None if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)  # None: the engine's
+        count = self.batch_size if ids is None else len(ids)
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._needs_reset[slice(None) if ids is None else ids].any():
             raise ValueError(f"envs {np.flatnonzero(self._needs_reset).tolist()} have ended: with "
                              "autoreset_mode=DISABLED, reset them with options={'reset_mask': ...} first")
         strengths = None
         if self.continuous:
-            indices, strengths = continuous_to_discrete(actions, len(ids), self.single_action_space,
+            indices, strengths = continuous_to_discrete(actions, count, self.single_action_space,
                                                         self.continuous_action_threshold, self.map_action_idx)
         else:
-            indices = check_actions(actions, len(ids), self.single_action_space.n)
-        self._send_indices(indices, ids, strengths)
+            indices = check_actions(actions, count, self.single_action_space.n)
+        self._engine.send(indices, ids, strengths)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Wait for the next batch: observations, rewards, terminations, truncations and infos."""
@@ -156,7 +136,6 @@ class GymVectorCore(VectorEnv):
             self._finals(batch, dones, infos)
         self._scores.add(infos, batch)
         self._needs_reset[batch.env_ids] = dones
-        self._env_ids = batch.env_ids
         if batch.failed:
             raise EngineError(f"{batch.error} (the other envs stepped normally: see this error's obs, rewards, "
                               "dones (terminated | truncated) and infos; reset() rebuilds the failed envs)",
@@ -191,8 +170,8 @@ class GymVectorCore(VectorEnv):
         """The infos of a full reset (or of a batched reset's first rows)."""
         raise NotImplementedError
 
-    def _partial_infos(self, batch: StepBatch | None, now: dict[str, np.ndarray]) -> dict[str, Any]:
-        """The infos of a masked reset: ``batch`` holds the reset envs (None if none), ``now`` every env's info."""
+    def _partial_infos(self, batch: StepBatch) -> dict[str, Any]:
+        """The infos of a masked reset: ``batch`` holds every env, those reset with ``reset_requested``."""
         raise NotImplementedError
 
     def _finals(self, batch: StepBatch, dones: np.ndarray, infos: dict[str, Any]) -> None:
@@ -201,15 +180,11 @@ class GymVectorCore(VectorEnv):
 
     # -- shared helpers ------------------------------------------------------------------------------
 
-    def _send_indices(self, indices: np.ndarray, ids: np.ndarray, strengths: np.ndarray | None) -> None:
-        whole = len(ids) == self.num_envs and np.array_equal(ids, np.arange(self.num_envs))
-        self._engine.send(indices, None if whole else ids, strengths)  # None: the zero-copy full batch
-
     @property
     def _batched(self) -> bool:
         return self.batch_size < self.num_envs
 
-    def _mask_ids(self, mask: Any) -> np.ndarray:
+    def _mask_ids(self, mask: Any) -> np.ndarray | None:
         # ale-py's checks and messages, which cover gymnasium's SyncVectorEnv's.
         if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
             raise TypeError(f"`reset_mask` must be a boolean numpy array, got {type(mask)} with dtype "
@@ -218,15 +193,8 @@ class GymVectorCore(VectorEnv):
             raise ValueError(f"`reset_mask` must have shape {(self.num_envs,)}, got {mask.shape}")
         if not mask.any() and not self._empty_mask_ok:
             raise ValueError("`reset_mask` must contain at least one True value")
-        if mask.all():
-            return np.arange(self.num_envs)
-        if self._batched:
-            raise ValueError(f"a partial reset is not supported in batched mode where batch_size < num_envs "
-                             f"(got batch_size={self.batch_size}, num_envs={self.num_envs}): reset every env")
-        if not self._started:
-            raise RuntimeError(f"The first reset() must reset every environment (got {int(mask.sum())} of "
-                               f"{self.num_envs})")
-        return np.flatnonzero(mask)
+        # A partial reset's own rules (not in batched mode, not first) are the engine's.
+        return None if mask.all() else np.flatnonzero(mask)
 
     def _seeds(self, seed: Any, ids: np.ndarray) -> list[int | None]:
         """One seed (or None) per env of ``ids``, by the front-end's convention."""

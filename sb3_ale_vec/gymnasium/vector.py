@@ -11,7 +11,7 @@ from gymnasium.vector import AutoresetMode
 
 from sb3_ale_vec._core import StepBatch
 from sb3_ale_vec.gymnasium.core import GymVectorCore
-from sb3_ale_vec.options import build_batch, check_bool, check_int, check_preset
+from sb3_ale_vec.options import build_batch, check_bool, check_int, check_preset, table_options
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
@@ -98,12 +98,7 @@ class AleVectorEnv(GymVectorCore):
         batch = build_batch(
             game, check_int("num_envs", num_envs, 1), preset, layout=check_preset(preset).gym_layout,
             pad_with_reset=stack_padding == "reset", next_step_autoreset=mode_ != AutoresetMode.SAME_STEP,
-            continuous=continuous, frameskip=frameskip, maxpool=maxpool, grayscale=grayscale, img_height=img_height,
-            img_width=img_width, stack_num=stack_num, noop_max=noop_max, use_fire_reset=use_fire_reset,
-            episodic_life=episodic_life, life_loss_info=life_loss_info, reward_clipping=reward_clipping,
-            repeat_action_probability=repeat_action_probability, full_action_space=full_action_space,
-            max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
-            num_threads=num_threads, thread_affinity_offset=thread_affinity_offset)
+            continuous=continuous, **table_options(locals()))
         config = batch.configs[0]
         if true_scores is None:  # on where the chain hides the game from a RecordEpisodeStatistics above it
             true_scores = config.reward_clipping or (preset == "sb3" and config.episodic_life)
@@ -139,11 +134,11 @@ class AleVectorEnv(GymVectorCore):
             infos["env_id"] = batch.env_ids
         return infos
 
-    def _partial_infos(self, batch: StepBatch | None, now: dict[str, np.ndarray]) -> dict[str, Any]:
-        # SyncVectorEnv: the infos of the envs reset, at their env index.
+    def _partial_infos(self, batch: StepBatch) -> dict[str, Any]:
+        # SyncVectorEnv: the infos of the envs reset, at their env index (rows are by env id).
         infos: dict[str, Any] = {}
-        for k, i in enumerate([] if batch is None else batch.env_ids.tolist()):
-            infos = self._add_info(infos, batch.reset_info(k), i)
+        for i in np.flatnonzero(batch.reset_requested).tolist():
+            infos = self._add_info(infos, batch.reset_info(i), i)
         return infos
 
     def _finals(self, batch: StepBatch, dones: np.ndarray, infos: dict[str, Any]) -> None:

@@ -10,28 +10,17 @@ import ale_py
 import gymnasium as gym
 from stable_baselines3.common.vec_env import VecEnv
 
+from sb3_ale_vec.options import OPTIONS
 from sb3_ale_vec.sb3.monitor import AleVecMonitor
 from sb3_ale_vec.sb3.vec_env import AleNativeVecEnv
 
 gym.register_envs(ale_py)
 
-# AtariWrapper's keyword names -> ours.
-_WRAPPER_KWARGS = {
-    "noop_max": "noop_max",
-    "frame_skip": "frameskip",
-    "terminal_on_life_loss": "episodic_life",
-    "clip_reward": "reward_clipping",
-    "action_repeat_probability": "action_repeat_probability",
-}
-# gymnasium AtariEnv keyword names (env_kwargs or the id's registration) -> ours.
-_ENV_KWARGS = {
+# AtariWrapper's and gymnasium AtariEnv's keyword names (env_kwargs or the id's registration) -> ours,
+# from the option table; screen_size is AtariWrapper's for both image sides.
+_WRAPPER_KWARGS = {o.wrapper: o.name for o in OPTIONS if o.wrapper}
+_ENV_KWARGS = {o.atari_env: o.name for o in OPTIONS if o.atari_env} | {
     "game": None,  # read from the id
-    "frameskip": "env_frameskip",
-    "repeat_action_probability": "repeat_action_probability",
-    "full_action_space": "full_action_space",
-    "max_num_frames_per_episode": "max_num_frames_per_episode",
-    "mode": "mode",
-    "difficulty": "difficulty",
     "render_mode": "render_mode",
     "obs_type": None,  # only "rgb", what AtariWrapper needs
 }

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from sb3_ale_vec import _engine
 from sb3_ale_vec._core import EngineError
 from sb3_ale_vec.options import check_actions, check_int, seed_words
 from sb3_ale_vec.distributed.cluster import import_ray, join_ray, release
@@ -67,7 +68,7 @@ class RayAleVecEnv(ShardFaults, SB3Contract, VecEnv):
         # engine here (sb3/contract.py): only the shards build one.
         check_option_names(type(self).__name__, options)
         preset = options.pop("preset", "sb3")
-        _, layout = self._describe(game, num_envs, preset, options.pop("channels_last", False),
+        batch, layout = self._describe(game, num_envs, preset, options.pop("channels_last", False),
                                    options.pop("render_mode", "rgb_array"), options)
         self._ale = preset == "ale"
         self._layout = (preset, layout, options)
@@ -93,13 +94,12 @@ class RayAleVecEnv(ShardFaults, SB3Contract, VecEnv):
             ray.get(self._pg.ready(), timeout=self.restart_timeout_s)
             for k in range(num_shards):
                 self._actors[k] = self._spawn(k)
-            # The engines' observation shape: a shard's (the driver has no engine to ask).
-            *self._where, obs_shape = ray.get([a.where.remote() for a in self._actors]
-                                              + [self._actors[0].obs_shape.remote()], timeout=self.restart_timeout_s)
+            self._where = ray.get([a.where.remote() for a in self._actors], timeout=self.restart_timeout_s)
         except BaseException:
             self.close()
             raise
-        self._obs = np.zeros((num_envs, *obs_shape), np.uint8)  # the engines' layout
+        obs_shape = _engine.obs_shape(batch.configs[0])  # the engines' layout, from a config: no engine here
+        self._obs = np.zeros((num_envs, *obs_shape), np.uint8)
         self._start(obs_shape, seed)
 
     # -- the VecEnv contract (the rest is SB3Contract's, sb3/contract.py) ------------------------

@@ -41,10 +41,6 @@ class Shard:
 
         return ray.get_runtime_context().get_node_id(), os.getpid()
 
-    def obs_shape(self) -> tuple[int, ...]:
-        """The engine's observation shape (the driver builds no engine to ask)."""
-        return self.core.obs_shape
-
     def imported(self, names: list[str]) -> list[bool]:
         """Which of these modules this process has loaded (tests: a shard stays light)."""
         return [name in sys.modules for name in names]
@@ -82,7 +78,9 @@ class Shard:
         if how == "get_images":
             return self.core.screens()
         if how == "_inject_fault":  # tests: env local[0]'s next step fails in the engine
-            return self.core._inject_fault(local[0])
+            from sb3_ale_vec import _testing
+
+            return _testing._inject_fault(self.core._engine, local[0])
         if how == "_raise_next":  # tests: the next step raises in Python, as an unexpected bug would
             self._raise_next = True
             return []

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
+from sb3_ale_vec import _engine
 from sb3_ale_vec._core import EngineCore, EngineError
-from sb3_ale_vec.options import check_actions
+from sb3_ale_vec.options import check_actions, table_options
 from sb3_ale_vec.sb3.contract import SB3Contract, SetAttrs, info_columns
 
 
@@ -90,22 +91,13 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",
     ) -> None:
-        batch, _ = self._describe(
-            game, num_envs, preset, channels_last, render_mode, dict(
-                frameskip=frameskip, maxpool=maxpool, grayscale=grayscale, img_height=img_height,
-                img_width=img_width, stack_num=stack_num, noop_max=noop_max, use_fire_reset=use_fire_reset,
-                episodic_life=episodic_life, life_loss_info=life_loss_info, reward_clipping=reward_clipping,
-                repeat_action_probability=repeat_action_probability,
-                action_repeat_probability=action_repeat_probability, full_action_space=full_action_space,
-                max_num_frames_per_episode=max_num_frames_per_episode, mode=mode, difficulty=difficulty,
-                env_frameskip=env_frameskip, num_threads=num_threads,
-                thread_affinity_offset=thread_affinity_offset))
+        batch, _ = self._describe(game, num_envs, preset, channels_last, render_mode, table_options(locals()))
         self._attrs = SetAttrs(len(batch.games))
         self._engine = EngineCore(batch, type(self).__name__)
         # A step that step_wait() did not return whole (Ctrl-C, or an error): its results are lost,
         # so the envs' state and the caller's disagree, and only reset() makes them agree again.
         self._unfinished = False
-        self._start(self._engine.obs_shape, seed)
+        self._start(_engine.obs_shape(batch.configs[0]), seed)
 
     # -- the VecEnv contract (the rest is SB3Contract's, sb3/contract.py) ------------------------
 

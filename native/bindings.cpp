@@ -1,5 +1,5 @@
-// The Python module sb3_ale_vec._engine: the engine (PyEngine, py_engine.hpp), its config and the
-// ROMs' action sets. With py_engine.hpp, py_batch.hpp and hooks.cpp the only code that includes pybind11.
+// The Python module sb3_ale_vec._engine: the engine (PyVectorizer, py_vectorizer.hpp), its config and the
+// ROMs' action sets. With py_vectorizer.hpp, py_batch.hpp and hooks.cpp the only code that includes pybind11.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -11,12 +11,12 @@
 #include <stdexcept>
 
 #include "engine.hpp"
-#include "py_engine.hpp"
+#include "py_vectorizer.hpp"
 #include "xla_ffi.hpp"
 
 namespace py = pybind11;
 using sb3ale::EnvConfig;
-using sb3ale::PyEngine;
+using sb3ale::PyVectorizer;
 
 namespace {
 
@@ -27,7 +27,7 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
   sb3ale::quiet_ale_logs();
   ale::ALEInterface ale;
   ale.loadROM(rom_path);
-  return PyEngine::to_ints(full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet());
+  return PyVectorizer::to_ints(full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet());
 }
 
 }  // namespace
@@ -51,35 +51,35 @@ PYBIND11_MODULE(_engine, m) {
   SB3ALE_ENV_CONFIG(SB3ALE_BIND)  // every field, from config.hpp's one list
 #undef SB3ALE_BIND
 
-  py::class_<PyEngine>(m, "Engine")
+  py::class_<PyVectorizer>(m, "Vectorizer")
       .def(py::init<const std::vector<EnvConfig>&, int, int, int>(), py::arg("configs"),
            py::arg("num_threads") = 0, py::arg("thread_affinity_offset") = -1, py::arg("batch_size") = 0,
            "One env per config; batch_size 0 means every recv returns all envs.")
-      .def("send_reset", &PyEngine::send_reset, py::arg("seeds"), py::arg("env_ids") = py::none(),
+      .def("send_reset", &PyVectorizer::send_reset, py::arg("seeds"), py::arg("env_ids") = py::none(),
            "Start resetting envs (all, or env_ids: a partial reset, whose recv returns every env, those "
            "left alone as they are); seeds[k] is None or the seed's 32-bit words, least significant first. "
            "Steps still in flight finish first and are dropped.")
-      .def("send", &PyEngine::send, py::arg("actions"), py::arg("env_ids") = py::none(),
+      .def("send", &PyVectorizer::send, py::arg("actions"), py::arg("env_ids") = py::none(),
            py::arg("paddle_strengths") = py::none(),
            "Start a step of env_ids, or by default of every env (batched: the envs the last recv returned); "
            "returns at once.")
-      .def("recv", &PyEngine::recv,
+      .def("recv", &PyVectorizer::recv,
            "Wait for the next min(batch_size, in flight) envs: one dict of arrays, env_id naming each row.")
-      .def("screen_rgb", &PyEngine::screen_rgb, py::arg("env_id"))
-      .def("close", &PyEngine::close)
-      .def("_profile", &PyEngine::profile, py::arg("on"),
+      .def("screen_rgb", &PyVectorizer::screen_rgb, py::arg("env_id"))
+      .def("close", &PyVectorizer::close)
+      .def("_profile", &PyVectorizer::profile, py::arg("on"),
            "Benchmark: start (clearing the log) or stop timing each env's task; nothing may be in flight.")
-      .def("_take_profile", &PyEngine::take_profile,
+      .def("_take_profile", &PyVectorizer::take_profile,
            "Benchmark: the tasks timed since the last call: batch, env, thread, reset, start/end/sent ns.")
-      .def_property("_resets_first", &PyEngine::resets_first, &PyEngine::set_resets_first,
+      .def_property("_resets_first", &PyVectorizer::resets_first, &PyVectorizer::set_resets_first,
                     "Benchmark: a full batch queues the envs that will reset first (default True).")
-      .def_property_readonly("pending", &PyEngine::pending)
-      .def_property_readonly("closed", &PyEngine::closed)
-      .def_property_readonly("num_envs", &PyEngine::num_envs)
-      .def_property_readonly("num_threads", &PyEngine::num_threads)
-      .def_property_readonly("batch_size", &PyEngine::batch_size)
-      .def_property_readonly("obs_shape", &PyEngine::obs_shape)
-      .def("xla_handle", &PyEngine::xla_handle, "The id that sb3_ale_vec.xla's handle carries (registered once).");
+      .def_property_readonly("pending", &PyVectorizer::pending)
+      .def_property_readonly("closed", &PyVectorizer::closed)
+      .def_property_readonly("num_envs", &PyVectorizer::num_envs)
+      .def_property_readonly("num_threads", &PyVectorizer::num_threads)
+      .def_property_readonly("batch_size", &PyVectorizer::batch_size)
+      .def_property_readonly("obs_shape", &PyVectorizer::obs_shape)
+      .def("xla_handle", &PyVectorizer::xla_handle, "The id that sb3_ale_vec.xla's handle carries (registered once).");
 
   // XLA FFI handlers (native/xla_ffi.cpp) as capsules for jax.ffi.register_ffi_target; None when not built.
   m.def("xla_ffi_targets", [] {

@@ -13,7 +13,7 @@
 
 #include "emulator.hpp"
 #include "frame_ops.hpp"
-#include "py_engine.hpp"
+#include "py_vectorizer.hpp"
 #include "rng.hpp"
 
 namespace py = pybind11;
@@ -154,8 +154,8 @@ void add_hooks(py::module_& m) {
   m.def("_bare_act", &bare_act, py::arg("rom_path"), py::arg("seconds"), py::arg("seed") = 0,
         "Benchmark: this build's emulator alone, random minimal actions and reset_game() on game over, "
         "for `seconds` with the GIL released. Returns act_frames, resets, reset_frames (per reset), seconds.");
-  m.def("_inject_fault", [](PyEngine& engine, int env_id) { engine.inject_fault(env_id); }, py::arg("engine"),
-        py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Engine).");
+  m.def("_inject_fault", [](PyVectorizer& engine, int env_id) { engine.inject_fault(env_id); }, py::arg("engine"),
+        py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),
         "Benchmark: the frames one ALE reset_game() emulates beyond those getFrameNumber() counts.");
 }

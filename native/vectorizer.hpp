@@ -1,4 +1,4 @@
-// The vectorizer: the one API that the Python module (py_engine.hpp) and the XLA targets
+// The vectorizer: the one API that the Python module (py_vectorizer.hpp) and the XLA targets
 // (xla_ffi.cpp) both call, as ALE's EnvVectorizer is for ale-py. Written once here: which envs a
 // call addresses (EnvPool-style, the next step goes to the envs the last batch returned), partial
 // resets (the envs left alone report their own current stack and info), where a batch's

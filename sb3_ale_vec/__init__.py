@@ -31,7 +31,7 @@ def _check_ale_py() -> None:
 
 _check_ale_py()
 
-from sb3_ale_vec._core import EngineError  # noqa: E402
+from sb3_ale_vec._native import EngineError  # noqa: E402
 from sb3_ale_vec.gymnasium.vector import AleVectorEnv, register_envs  # noqa: E402
 from sb3_ale_vec.gymnasium.ale_vector import AtariVectorEnv, VectorAtariEnv  # noqa: E402
 

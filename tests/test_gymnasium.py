@@ -276,7 +276,7 @@ def test_a_failing_env_in_a_batch_keeps_the_others_data():
     actions = np.array([1, 2, 3, 0])
     for _ in range(10):
         ref.step(actions), env.step(actions)
-    _testing._inject_fault(env._engine._engine, 2)
+    _testing._inject_fault(env._native._vec, 2)
     expected = ref.step(actions)
     with pytest.raises(EngineError, match="env 2: injected fault") as caught:
         env.step(actions)

@@ -25,7 +25,7 @@ def test_a_failing_env_keeps_the_others_data():
     actions = np.array([1, 2, 3])
     for _ in range(20):
         ref.step(actions), env.step(actions)
-    _testing._inject_fault(env._engine._engine, 1)
+    _testing._inject_fault(env._native._vec, 1)
     o, r, d, i = ref.step(actions)
     with pytest.raises(EngineError, match="env 1: injected fault") as caught:
         env.step(actions)
@@ -110,12 +110,12 @@ def test_missing_and_corrupt_roms(tmp_path, monkeypatch):
     config = _engine.EnvConfig()
     config.rom_path = str(tmp_path / "nothing.bin")
     with pytest.raises(RuntimeError, match="doesn't exist"):
-        _engine.Engine([config])
+        _engine.Vectorizer([config])
     corrupt = tmp_path / "breakout.bin"
     corrupt.write_bytes(b"\x00" * 4096)
     config.rom_path = str(corrupt)
     with pytest.raises(ValueError, match="not a ROM that ALE supports"):
-        _engine.Engine([config])
+        _engine.Vectorizer([config])
     monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # ale-py's own ROM folder override
     with pytest.raises(OSError, match="hash of breakout.bin does not match"):
         AleNativeVecEnv("breakout", 1)
@@ -181,7 +181,7 @@ def test_ctrl_c_in_step_wait_refuses_steps_until_reset():
         with pytest.raises(RuntimeError, match=r"interrupted \(Ctrl-C\).*reset\(\) before stepping again"):
             env.step(np.zeros(2, dtype=np.int64))
     with pytest.raises(RuntimeError, match=r"cancelled \(Ctrl-C\): reset\(\) first"):
-        env._engine._engine.recv()  # the engine refuses too, whoever calls it
+        env._native._vec.recv()  # the engine refuses too, whoever calls it
     env.reset()
     obs, rewards, dones, infos = env.step(np.zeros(2, dtype=np.int64))
     assert obs.shape == (2, 4, 84, 84) and len(infos) == 2
@@ -197,7 +197,7 @@ def test_signal_handler_that_closes_the_env_during_step_wait():
             _during_recv(env, lambda: os.kill(os.getpid(), signal.SIGINT))
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert env._engine.closed
+    assert env._native.closed
     with pytest.raises(RuntimeError, match="closed"):
         env.reset()
     env.close()  # still idempotent
@@ -208,7 +208,7 @@ def test_close_from_another_thread_during_step_wait():
     env.reset()
     with pytest.raises(RuntimeError, match="closed .* while recv\\(\\) waited"):
         _during_recv(env, env.close)
-    assert env._engine.closed
+    assert env._native.closed
     env.close()
 
 
@@ -220,7 +220,7 @@ def test_a_second_thread_driving_the_engine_gets_a_runtime_error_and_changes_not
 
     def second():  # calls the engine itself while the first caller waits in step_wait
         try:
-            env._engine._engine.recv()
+            env._native._vec.recv()
         except RuntimeError as error:
             errors.append(str(error))
 

@@ -143,7 +143,7 @@ def test_the_ray_driver_builds_no_engine(cluster, monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("the Ray driver built a native engine")
 
-    monkeypatch.setattr(sb3_ale_vec._engine, "Engine", refused)
+    monkeypatch.setattr(sb3_ale_vec._engine, "Vectorizer", refused)
     with pytest.raises(AssertionError, match="built a native engine"):
         AleNativeVecEnv("breakout", 1)
     # Bad options raise the local front-end's errors (which come before its engine) on the driver.

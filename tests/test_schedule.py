@@ -17,7 +17,7 @@ def test_resets_first_returns_what_env_id_order_returns(front_end, mode, threads
     runs = []
     for resets_first in (True, False):
         env = make(front_end, 6, mode, threads, 0, 300)  # frame limit 300: many resets
-        env._engine._engine._resets_first = resets_first
+        env._native._vec._resets_first = resets_first
         try:
             runs.append(trajectories(env, actions, seed=11))
         finally:
@@ -27,7 +27,7 @@ def test_resets_first_returns_what_env_id_order_returns(front_end, mode, threads
 
 def test_profile_records_each_task_with_its_thread_and_reset_flag():
     env = make("ale", 4, AutoresetMode.NEXT_STEP, 2, 0, 200)
-    engine = env._engine._engine
+    engine = env._native._vec
     try:
         env.reset(seed=3)
         engine._profile(True)

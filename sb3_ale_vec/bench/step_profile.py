@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 
-def _engine(env: Any) -> Any:
-    return env._engine._engine  # AtariVectorEnv -> EngineCore -> the native Engine
+def _vectorizer(env: Any) -> Any:
+    return env._native._vec  # AtariVectorEnv -> NativeVectorizer -> _engine.Vectorizer
 
 
 def profile_run(game: str, n: int, threads: int, steps: int, seed: int = 0, autoreset: str = "next_step",
@@ -31,7 +31,7 @@ def profile_run(game: str, n: int, threads: int, steps: int, seed: int = 0, auto
     from sb3_ale_vec import AtariVectorEnv
 
     env = AtariVectorEnv(game, n, num_threads=threads, autoreset_mode=autoreset.capitalize().replace("_s", "S"))
-    engine = _engine(env)
+    engine = _vectorizer(env)
     rng = np.random.default_rng(seed)
     logs: dict[bool, list[dict[str, np.ndarray]]] = {o: [] for o in orders}
     try:

@@ -23,7 +23,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec import _engine
-from sb3_ale_vec._core import EngineError
+from sb3_ale_vec._native import EngineError
 from sb3_ale_vec.options import check_actions, check_int, seed_words
 from sb3_ale_vec.distributed.cluster import import_ray, join_ray, release
 from sb3_ale_vec.distributed.faults import ShardFaults, shard_error, strip_ansi

@@ -1,6 +1,6 @@
 """The actor side of RayAleVecEnv: one shard's native engine, its step returned as numpy columns.
 
-A shard builds on ``EngineCore`` and ``build_batch`` directly and never imports SB3 or torch
+A shard builds on ``NativeVectorizer`` and ``build_batch`` directly and never imports SB3 or torch
 (``AleNativeVecEnv`` would: seconds of start-up and hundreds of MB per actor). The SB3 contract's
 rules are sb3/contract.py's (which loads no SB3): the driver turns the columns into SB3's list of
 info dicts, and the shard answers env_method and keeps set_attr's values as it says.
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sb3_ale_vec._core import EngineCore
+from sb3_ale_vec._native import NativeVectorizer
 from sb3_ale_vec.options import build_batch
 from sb3_ale_vec.sb3.contract import SetAttrs, env_method_answers, info_columns
 
@@ -31,7 +31,7 @@ class Shard:
 
     def __init__(self, games: list[str], preset: str, layout: str, options: dict[str, Any]) -> None:
         batch = build_batch(games, len(games), preset, layout=layout, next_step_autoreset=False, **options)
-        self.core = EngineCore(batch, "shard")
+        self.native = NativeVectorizer(batch, "shard")
         self.action_meanings = list(batch.action_meanings)
         self.attrs = SetAttrs(len(games))
         self._raise_next = False
@@ -47,9 +47,9 @@ class Shard:
 
     def reset(self, seeds: list[int | None]) -> tuple[np.ndarray, list[dict[str, Any]]]:
         """Reset every env with its seed (None: continue its own stream); obs and reset infos."""
-        self.core.send_reset(seeds)
-        batch = self.core.recv_reset()
-        return batch.obs, [batch.reset_info(j) for j in range(self.core.num_envs)]
+        self.native.send_reset(seeds)
+        batch = self.native.recv_reset()
+        return batch.obs, [batch.reset_info(j) for j in range(self.native.num_envs)]
 
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:
         """One step: obs, rewards, dones, info columns, the final obs of the envs that are done, the
@@ -58,8 +58,8 @@ class Shard:
         if self._raise_next:
             self._raise_next = False
             raise RuntimeError("injected shard error")
-        self.core.send(actions)
-        b = self.core.recv()
+        self.native.send(actions)
+        b = self.native.recv()
         failed = set(b.failed)
         resets = {j: b.reset_info(j) for j in np.flatnonzero(b.reset).tolist() if j not in failed}
         return (b.obs, b.rewards, b.dones, info_columns(b), b.final_obs, resets, sorted(failed), b.error,
@@ -74,13 +74,13 @@ class Shard:
             self.attrs.set(name, args[0], local)
             return []
         if how == "env_method":
-            return env_method_answers("shard", name, local, self.action_meanings, self.core.screens)
+            return env_method_answers("shard", name, local, self.action_meanings, self.native.screens)
         if how == "get_images":
-            return self.core.screens()
+            return self.native.screens()
         if how == "_inject_fault":  # tests: env local[0]'s next step fails in the engine
             from sb3_ale_vec import _testing
 
-            return _testing._inject_fault(self.core._engine, local[0])
+            return _testing._inject_fault(self.native._vec, local[0])
         if how == "_raise_next":  # tests: the next step raises in Python, as an unexpected bug would
             self._raise_next = True
             return []

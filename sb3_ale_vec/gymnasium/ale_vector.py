@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from sb3_ale_vec._core import StepBatch
-from sb3_ale_vec.gymnasium.core import GymVectorCore
+from sb3_ale_vec._native import StepBatch
+from sb3_ale_vec.gymnasium.base import GymVectorBase
 from sb3_ale_vec.options import build_batch, check_int, table_options
 
 _INFO_KEYS = ("lives", "frame_number", "episode_frame_number")
 
 
-class AtariVectorEnv(GymVectorCore):
+class AtariVectorEnv(GymVectorBase):
     """ale-py's ``AtariVectorEnv`` with the same constructor, the same results and the same infos.
 
     For the same ``reset(seed=...)`` and actions it returns what ale-py 0.12.1's class returns, in both
@@ -116,7 +116,7 @@ class _VectorInterface:
 
     def send(self, action_ids: np.ndarray, paddle_strength: np.ndarray) -> None:
         """Step the envs the last recv (or reset) returned with ALE action indices and paddle strengths."""
-        self._env._engine.send(np.asarray(action_ids, dtype=np.int64).reshape(-1), None,
+        self._env._native.send(np.asarray(action_ids, dtype=np.int64).reshape(-1), None,
                                np.asarray(paddle_strength, dtype=np.float32).reshape(-1))
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sb3_ale_vec._core import StepBatch
+from sb3_ale_vec._native import StepBatch
 
 
 class GameScores:

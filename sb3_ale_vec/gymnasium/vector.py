@@ -9,14 +9,14 @@ import ale_py
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from sb3_ale_vec._core import StepBatch
-from sb3_ale_vec.gymnasium.core import GymVectorCore
+from sb3_ale_vec._native import StepBatch
+from sb3_ale_vec.gymnasium.base import GymVectorBase
 from sb3_ale_vec.options import build_batch, check_bool, check_int, check_preset, table_options
 
 _STEP_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
 
-class AleVectorEnv(GymVectorCore):
+class AleVectorEnv(GymVectorBase):
     """Many Atari games on native threads, as a Gymnasium ``VectorEnv``.
 
     With ``preset="gymnasium"`` (the default) each env reproduces, bit for bit,
@@ -111,7 +111,7 @@ class AleVectorEnv(GymVectorCore):
         """Every env's current RGB screen, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
         if self.render_mode != "rgb_array":
             return None
-        return tuple(self._engine.screens())
+        return tuple(self._native.screens())
 
     # -- Gymnasium's infos --------------------------------------------------------------------------
 

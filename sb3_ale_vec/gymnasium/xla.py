@@ -100,7 +100,7 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
     if mode not in allowed:
         raise ValueError(f"xla() needs autoreset_mode {' or '.join(m.name for m in allowed)}, this env has {mode.name}")
     same_step = mode == AutoresetMode.SAME_STEP
-    engine = env._engine.live()  # a closed env raises here
+    engine = env._native.live()  # a closed env raises here
     register(jax)
     num_envs, batch = env.num_envs, env.batch_size
     obs_shape = tuple(env.observation_space.shape)

@@ -9,7 +9,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvObs, VecEnvStepReturn
 
 from sb3_ale_vec import _engine
-from sb3_ale_vec._core import EngineCore, EngineError
+from sb3_ale_vec._native import NativeVectorizer, EngineError
 from sb3_ale_vec.options import check_actions, table_options
 from sb3_ale_vec.sb3.contract import SB3Contract, SetAttrs, info_columns
 
@@ -93,7 +93,7 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
     ) -> None:
         batch, _ = self._describe(game, num_envs, preset, channels_last, render_mode, table_options(locals()))
         self._attrs = SetAttrs(len(batch.games))
-        self._engine = EngineCore(batch, type(self).__name__)
+        self._native = NativeVectorizer(batch, type(self).__name__)
         # A step that step_wait() did not return whole (Ctrl-C, or an error): its results are lost,
         # so the envs' state and the caller's disagree, and only reset() makes them agree again.
         self._unfinished = False
@@ -109,8 +109,8 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
         """
         # A step still in flight finishes first; its results are dropped.
         self._unfinished = False
-        self._engine.send_reset(self._seeds)
-        batch = self._engine.recv_reset()
+        self._native.send_reset(self._seeds)
+        batch = self._native.recv_reset()
         self.reset_infos = [batch.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
@@ -118,9 +118,9 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
 
     def step_async(self, actions: np.ndarray) -> None:
         self._check_finished()
-        if self._engine.pending:
+        if self._native.pending:
             raise RuntimeError("step_async() called twice without step_wait()")
-        self._engine.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
+        self._native.send(check_actions(actions, self.num_envs, self.action_space.n, column_ok=True))
 
     def _check_finished(self) -> None:
         if self._unfinished:
@@ -129,10 +129,10 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
 
     def step_wait(self) -> VecEnvStepReturn:
         self._check_finished()
-        if not self._engine.pending:
+        if not self._native.pending:
             raise RuntimeError("step_wait() called without step_async()")
         self._unfinished = True  # until this step reaches the caller whole
-        batch = self._engine.recv()
+        batch = self._native.recv()
         infos = self._step_infos(info_columns(batch), batch.final_obs, batch.failed, self._episode_time())
         failed = set(batch.failed)
         for i in np.flatnonzero(batch.reset).tolist():
@@ -156,11 +156,11 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
 
     def close(self) -> None:
         """Join the worker threads and free the emulators; calling it again does nothing."""
-        self._engine.close()
+        self._native.close()
 
     @property
     def num_threads(self) -> int:
-        return self._engine.num_threads
+        return self._native.num_threads
 
     # -- SB3Contract's hooks: set_attr's values and the screens, here in this process -------------
 
@@ -171,4 +171,4 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
         self._attrs.set(name, value, indices)
 
     def _screens(self) -> Sequence[np.ndarray]:
-        return self._engine.screens()
+        return self._native.screens()

@@ -1,4 +1,4 @@
-// PyEngine: the native engine as the Python module holds it. numpy arrays in and out, the GIL
+// PyVectorizer: the native engine as the Python module holds it. numpy arrays in and out, the GIL
 // released around all stepping and waiting, Ctrl-C and close() during a wait. Included by
 // bindings.cpp alone (with py_batch.hpp and hooks.cpp, the only code that includes pybind11).
 #pragma once
@@ -71,14 +71,14 @@ inline std::vector<py::ssize_t> config_obs_shape(const EnvConfig& c) {
 }
 
 /// Owns the vectorizer and the observation array a batch of every env is written into.
-class PyEngine {
+class PyVectorizer {
  public:
-  PyEngine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size) {
+  PyVectorizer(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size) {
     py::gil_scoped_release release;
     vec_ = std::make_unique<Vectorizer>(configs, num_threads, thread_affinity_offset, batch_size);
   }
 
-  ~PyEngine() { close(); }
+  ~PyVectorizer() { close(); }
 
   /// Frees the engine; calling it again does nothing. While a call waits on the engine with the GIL
   /// released (recv, send_reset), another thread, or a signal handler run from that wait, may call
@@ -229,7 +229,7 @@ class PyEngine {
   /// that came meanwhile. Only touched with the GIL held.
   class Waiting {
    public:
-    explicit Waiting(PyEngine& owner) : owner_(owner) { ++owner_.waiting_; }
+    explicit Waiting(PyVectorizer& owner) : owner_(owner) { ++owner_.waiting_; }
     ~Waiting() {
       if (--owner_.waiting_ == 0 && owner_.close_requested_) {
         owner_.close_requested_ = false;
@@ -241,7 +241,7 @@ class PyEngine {
     Waiting& operator=(const Waiting&) = delete;
 
    private:
-    PyEngine& owner_;
+    PyVectorizer& owner_;
   };
   const sb3ale::AtariEnv& env(int i) {
     Engine& engine = get().engine();

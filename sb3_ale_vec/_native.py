@@ -80,21 +80,21 @@ class StepBatch:
         return self._raw["reset_frame_number"]
 
 
-class EngineCore:
+class NativeVectorizer:
     """Owns one native engine: closed and in-flight checks, seeds, failed envs, typed batches."""
 
     def __init__(self, batch: Batch, owner: str, batch_size: int = 0) -> None:
         self.owner = owner
         self.num_envs = len(batch.configs)
-        self._engine = _engine.Engine(batch.configs, batch.num_threads, batch.thread_affinity_offset,
+        self._vec = _engine.Vectorizer(batch.configs, batch.num_threads, batch.thread_affinity_offset,
                                       check_int("batch_size", batch_size, 0, self.num_envs))
-        self.obs_shape = tuple(self._engine.obs_shape)
+        self.obs_shape = tuple(self._vec.obs_shape)
         self.max_seed = ALE_MAX_SEED if batch.preset == "ale" else None
-        self.batch_size = self._engine.batch_size
+        self.batch_size = self._vec.batch_size
 
     @property
     def closed(self) -> bool:
-        return self._engine.closed
+        return self._vec.closed
 
     @property
     def pending(self) -> bool:
@@ -106,9 +106,9 @@ class EngineCore:
         return self.live().num_threads
 
     def live(self) -> Any:
-        if self._engine.closed:
+        if self._vec.closed:
             raise RuntimeError(f"this {self.owner} is closed")
-        return self._engine
+        return self._vec
 
     def send_reset(self, seeds: list[Any], env_ids: np.ndarray | None = None) -> None:
         """Start resetting every env (or env_ids: the next recv returns every env, the others as they
@@ -147,4 +147,4 @@ class EngineCore:
         return [engine.screen_rgb(i) for i in range(self.num_envs)]
 
     def close(self) -> None:
-        self._engine.close()
+        self._vec.close()

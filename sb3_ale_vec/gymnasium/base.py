@@ -16,7 +16,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from sb3_ale_vec._core import EngineCore, EngineError, StepBatch
+from sb3_ale_vec._native import NativeVectorizer, EngineError, StepBatch
 from sb3_ale_vec.options import Batch, check_actions, check_float
 from sb3_ale_vec.gymnasium.scores import GameScores
 
@@ -50,7 +50,7 @@ def continuous_to_discrete(actions: Any, count: int, space: spaces.Box, threshol
     return ids.astype(np.int64), radius.copy()
 
 
-class GymVectorCore(VectorEnv):
+class GymVectorBase(VectorEnv):
     """A Gymnasium ``VectorEnv`` over one native engine; see ``AleVectorEnv`` for the behaviour."""
 
     #: ale-py's seeds: one per env *reset* (an int counts up over them, negative means unseeded);
@@ -65,10 +65,10 @@ class GymVectorCore(VectorEnv):
         self.continuous = continuous
         self.continuous_action_threshold = check_float("continuous_action_threshold", continuous_action_threshold,
                                                        0.0, 1.0)
-        self._engine = EngineCore(batch, type(self).__name__, batch_size)
-        self.num_envs, self.batch_size = self._engine.num_envs, self._engine.batch_size
+        self._native = NativeVectorizer(batch, type(self).__name__, batch_size)
+        self.num_envs, self.batch_size = self._native.num_envs, self._native.batch_size
         if self.autoreset_mode == AutoresetMode.DISABLED and self._batched:
-            self._engine.close()
+            self._native.close()
             raise ValueError("autoreset_mode=DISABLED needs batch_size == num_envs: ended envs are reset with "
                              "options={'reset_mask': ...}, which a batched env cannot take")
         self.games = batch.games
@@ -76,7 +76,7 @@ class GymVectorCore(VectorEnv):
         self.map_action_idx = direction_table().astype(np.int32)
         self._scores = GameScores(self.num_envs, true_scores)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.single_observation_space = spaces.Box(0, 255, self._engine.obs_shape, np.uint8)
+        self.single_observation_space = spaces.Box(0, 255, self._native.obs_shape, np.uint8)
         if continuous:  # AtariEnv's: radius, theta (a polar joystick) and fire
             self.single_action_space = spaces.Box(np.array([0.0, -np.pi, 0.0], np.float32),
                                                   np.array([1.0, np.pi, 1.0], np.float32), (3,), np.float32)
@@ -98,9 +98,9 @@ class GymVectorCore(VectorEnv):
         ids = None  # every env
         if options is not None and options.get("reset_mask") is not None:
             ids = self._mask_ids(options["reset_mask"])
-        self._engine.send_reset(self._seeds(seed, np.arange(self.num_envs) if ids is None else ids), ids)
+        self._native.send_reset(self._seeds(seed, np.arange(self.num_envs) if ids is None else ids), ids)
         # A partial reset returns every env: those left alone as they are (the engine's rule).
-        batch = self._engine.recv_reset()
+        batch = self._native.recv_reset()
         reset = batch.env_ids[batch.reset_requested]
         self._scores.restart(reset)
         self._needs_reset[reset] = False
@@ -125,11 +125,11 @@ class GymVectorCore(VectorEnv):
                                                         self.continuous_action_threshold, self.map_action_idx)
         else:
             indices = check_actions(actions, count, self.single_action_space.n)
-        self._engine.send(indices, ids, strengths)
+        self._native.send(indices, ids, strengths)
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Wait for the next batch: observations, rewards, terminations, truncations and infos."""
-        batch = self._engine.recv()
+        batch = self._native.recv()
         dones = batch.terminated | batch.truncated
         rewards, infos = self._translate(batch)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and dones.any():
@@ -146,11 +146,11 @@ class GymVectorCore(VectorEnv):
         return list(self._action_meanings)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._engine.close()
+        self._native.close()
 
     @property
     def num_threads(self) -> int:
-        return self._engine.num_threads
+        return self._native.num_threads
 
     def xla(self) -> tuple[Any, Any, Any]:
         """``(handle, reset, step)``: pure JAX functions of this env for ``jax.jit`` / ``lax.scan``, with

@@ -35,6 +35,17 @@ def cluster():
     cluster.shutdown()
 
 
+# The files whose tests share one Ray cluster (or start Ray): with pytest-xdist (`-n 2 --dist
+# loadgroup`), one worker runs them all, so that two clusters never start at once.
+RAY_FILES = ("test_distributed.py", "test_ray_chaos.py", "test_ray_faults.py", "test_readme.py", "test_sb3_contract.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in RAY_FILES or "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 # Skips that only mean "this machine lacks an optional file", never a missing package.
 ALLOWED_SKIPS = ("is not beside this checkout",)
 

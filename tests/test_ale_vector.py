@@ -102,6 +102,7 @@ def test_settings_equal_ale_py(game, settings):
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_partial_resets_with_seeds_equal_ale_py(mode):
     # a frame cap of 20 steps: envs the masks leave alone for longer end their episodes too
     run("breakout", 300, num_envs=4, reset_mask_every=25, autoreset_mode=mode, max_num_frames_per_episode=80)
@@ -112,6 +113,7 @@ def test_continuous_actions_equal_ale_py():
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_batched_one_thread_equals_ale_py(mode):
     # One worker each: both run the queued envs in the order they were sent, so batches match.
     run("breakout", 300, num_envs=5, batch_size=2, num_threads=1, autoreset_mode=mode, max_num_frames_per_episode=200)
@@ -140,6 +142,7 @@ def test_final_obs_rows_of_envs_that_did_not_end_are_zeros():
     (lambda e: e.reset(seed=2**31), ValueError, "C ints"),
     (lambda e: e.reset(options={"reset_mask": np.ones(3)}), TypeError, "boolean numpy array"),
 ])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_bad_input_raises_clear_errors(call, error, match):
     env = AtariVectorEnv("pong", 3)
     env.reset(seed=0)

@@ -9,6 +9,7 @@ from sb3_ale_vec import AleNativeVecEnv
 
 @pytest.mark.parametrize("channels_last, order", [(False, "first"), (True, "last"), (False, None), (True, None)])
 @pytest.mark.parametrize("grayscale", [True, False])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_native_stack_equals_vec_frame_stack(channels_last, order, grayscale):
     kwargs = {"num_envs": 3, "seed": 5, "channels_last": channels_last, "grayscale": grayscale}
     stacked = AleNativeVecEnv("breakout", stack_num=4, **kwargs)

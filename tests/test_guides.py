@@ -68,6 +68,7 @@ def run_blocks(blocks: list[str], namespace: dict, make=AtariVectorEnv) -> None:
             namespace["actions"] = envs.action_space.sample()
 
 
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_the_012_guide_runs(drop_in_registry):
     blocks = code_blocks(guide_012())
     assert len(blocks) >= 6
@@ -92,6 +93,7 @@ def test_the_012_guide_runs(drop_in_registry):
 
 
 @pytest.mark.skipif(not OLDER.is_file(), reason=f"{OLDER} is not beside this checkout")
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_the_older_guide_runs_with_vector_atari_env():
     blocks = code_blocks(OLDER.read_text())
     assert any("VectorAtariEnv(" in b for b in blocks)

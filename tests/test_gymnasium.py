@@ -119,12 +119,14 @@ def test_settings(settings):
 
 
 @pytest.mark.parametrize("game", ["pong", "breakout"])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_continuous_actions_and_paddle_strength(game):
     # AtariPreprocessing's no-ops call step(0), which a continuous AtariEnv refuses: noop_max=0.
     run([game] * 3, NEXT, 500, continuous=True, noop_max=0)
 
 
 @pytest.mark.tsan
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_reset_mask_resets_only_the_masked_envs():
     run(["breakout"] * 4, NEXT, 300, reset_mask_every=37)
 
@@ -140,6 +142,7 @@ def test_different_action_sets_need_the_full_action_space():
 
 
 @pytest.mark.tsan
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_batched_recv_returns_the_first_envs_to_finish_and_equals_a_synchronous_run():
     n, batch = 6, 2
     per_env_actions = np.random.default_rng(3).integers(0, 4, (n, 4000))
@@ -205,6 +208,7 @@ def test_disabled_autoreset_refuses_to_step_an_ended_env_until_reset_mask():
 
 
 @pytest.mark.parametrize("preset", ["gymnasium", "sb3"])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_life_loss_info_signals_each_life_loss_and_changes_nothing_else(preset):
     # The same run with and without the option: same frames, and terminated exactly where a life
     # went (0 < lives < lives before); with it nothing resets, so the episode continues.
@@ -270,6 +274,7 @@ def test_gymnasium_make_vec_builds_the_native_vector_env():
 
 
 @pytest.mark.tsan
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_a_failing_env_in_a_batch_keeps_the_others_data():
     ref, env = AleVectorEnv("breakout", 4, batch_size=4), AleVectorEnv("breakout", 4, batch_size=4)
     ref.reset(seed=1), env.reset(seed=1)
@@ -292,6 +297,7 @@ def test_a_failing_env_in_a_batch_keeps_the_others_data():
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_terminated_and_truncated_together_as_atari_env(mode):
     # A life lost (terminal_on_life_loss) on the very frame the frame limit hits: AtariEnv reports both.
     # Find that frame in a run without the limit, then set the limit to it and replay.

@@ -29,6 +29,7 @@ def modules_after(code: str) -> dict[str, bool]:
     "import gymnasium as gym, sb3_ale_vec; e = gym.make_vec('sb3_ale_vec/Pong-v5', 2); e.reset(); e.close()",
     "import sb3_ale_vec.distributed.shard",
 ])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_the_gymnasium_ale_and_ray_paths_import_neither_torch_nor_sb3(code):
     assert modules_after(code) == {m: False for m in HEAVY}
 

@@ -12,6 +12,7 @@ from helpers import compare_rollouts, make_reference
 from sb3_ale_vec import AleNativeVecEnv, AleVecMonitor, make_ale_vec_env
 
 
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_monitor_files_equal_make_atari_env_ones(tmp_path):
     kwargs = {"n_envs": 2, "seed": 1, "start_index": 3}
     ref = VecFrameStack(make_atari_env("BreakoutNoFrameskip-v4", monitor_dir=str(tmp_path / "ref"), **kwargs), 4)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, _engine
-from sb3_ale_vec.options import OPTION_NAMES, OPTIONS, PRESETS, build_batch, options_markdown, presets_markdown
+from sb3_ale_vec.options import (OPTION_NAMES, OPTIONS, PRESETS, build_batch, check_bool, options_markdown,
+                                 presets_markdown)
 
 OPTIONS_PAGE = (Path(__file__).parents[1] / "docs" / "options.md").read_text()
 # EnvConfig fields that no option names directly: set by build_batch from the front-end and preset.
@@ -108,3 +109,41 @@ def test_the_drop_ins_defaults_are_the_tables_for_the_ale_preset():
             continue
         expected = option.default if option.default is not None else PRESETS["ale"].defaults.get(option.name)
         assert params[option.name].default == expected, option.name
+
+
+# A value other than the default for every option that is not a bool (bools are flipped): an option
+# added to the table without one here fails the test below until its path is checked end to end.
+SAMPLES = {"frameskip": 3, "img_height": 60, "img_width": 50, "stack_num": 2, "noop_max": 5,
+           "repeat_action_probability": 0.5, "action_repeat_probability": 0.5, "max_num_frames_per_episode": 5000,
+           "mode": 4, "difficulty": 1, "env_frameskip": 2, "num_threads": 1, "thread_affinity_offset": 0}
+
+
+@pytest.mark.slow  # an engine per option and front-end: 35 s
+@pytest.mark.parametrize("front_end", [AleNativeVecEnv, AleVectorEnv, AtariVectorEnv])
+def test_every_option_a_front_end_takes_reaches_the_native_config(front_end, monkeypatch):
+    """One table row and one native field are all an option needs: each front-end hands it on."""
+    built = []
+    real = _engine.Vectorizer
+
+    def recording(configs, num_threads, thread_affinity_offset, batch_size):
+        built.append((configs[0], {"num_threads": num_threads, "thread_affinity_offset": thread_affinity_offset}))
+        return real(configs, num_threads, thread_affinity_offset, batch_size)
+
+    monkeypatch.setattr(_engine, "Vectorizer", recording)
+    front_end("breakout", 1).close()
+    default = built.pop()[0]
+    taken = [o for o in OPTIONS if o.name in inspect.signature(front_end.__init__).parameters]
+    assert taken
+    for option in taken:
+        field = "fire_reset" if option.name == "use_fire_reset" else option.name
+        bool_option = option.check is check_bool
+        assert bool_option or option.name in SAMPLES, f"add a sample value for the new option {option.name!r}"
+        value = (not getattr(default, field)) if bool_option else SAMPLES[option.name]
+        try:
+            front_end("breakout", 1, **{option.name: value}).close()
+        except ValueError as error:  # only a preset's own rule may refuse it
+            assert "is not allowed with preset" in str(error), (option.name, error)
+            continue
+        config, engine_args = built.pop()
+        got = engine_args[field] if field in engine_args else getattr(config, field)
+        assert got == value or np.isclose(got, value), (front_end.__name__, option.name, got, value)

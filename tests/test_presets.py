@@ -31,6 +31,7 @@ SAME = AutoresetMode.SAME_STEP
 
 @pytest.mark.parametrize("game, kwargs", [("breakout", {}), ("ms_pacman", {"grayscale": False}),
                                           ("pong", {"max_num_frames_per_episode": 400})])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymnasiums_chain(game, kwargs):
     def make():
         env = Monitor(gym.make(f"ALE/{camel_name(game)}-v5", frameskip=1,
@@ -55,6 +56,7 @@ def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymna
     ours.close()
 
 
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env():
     # What a DummyVecEnv of ALE's env would return: the step's info, and the reset's in reset_infos.
     kwargs = {"episodic_life": True, "max_num_frames_per_episode": 2000}
@@ -84,6 +86,7 @@ def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env():
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, SAME])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode):
     ref = AtariVectorEnv("space_invaders", 3, autoreset_mode=mode, episodic_life=True)
     ours = AleVectorEnv("space_invaders", 3, preset="ale", autoreset_mode=mode, episodic_life=True)
@@ -106,6 +109,7 @@ def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode)
     ours.close()
 
 
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_atari_wrapper():
     def make():
         return FrameStackObservation(AtariWrapper(gym.make("BreakoutNoFrameskip-v4")), 4, padding_type="zero")
@@ -128,6 +132,7 @@ def test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_ata
 
 
 @pytest.mark.parametrize("preset, mode", [("sb3", SAME), ("ale", AutoresetMode.NEXT_STEP), ("ale", SAME)])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_gymnasium_front_end_reports_true_game_scores(preset, mode):
     # Clipped rewards and (sb3) single lives hide the game; info["episode"] holds the whole game's
     # unclipped score and agent steps, checked against the same run unclipped (the same game).

@@ -58,6 +58,7 @@ def _rollout(config, seed, actions):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=CONFIGS, seed=st.integers(0, 2**40),
        actions=st.lists(st.lists(st.integers(0, 17), min_size=1, max_size=3), min_size=1, max_size=250))
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_invariants_and_determinism(config, seed, actions):
     first = _rollout(config, seed, actions)
     assert np.array_equal(first, _rollout(config, seed, actions))
@@ -76,6 +77,7 @@ PLAIN = st.fixed_dictionaries({
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=PLAIN, seed=st.integers(0, 2**31 - 4),  # env i gets seed + i, a C int for the ale preset
        actions=st.lists(st.integers(0, 17), min_size=60, max_size=200))
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_episode_stats_are_the_summed_rewards_when_the_agent_sees_every_frame(config, seed, actions):
     # No clipping, no life episodes, no no-ops, no FIRE: the agent sees every frame of every game,
     # so info["episode"] must be the sum of its rewards, and its length the frames of its steps.

@@ -26,6 +26,7 @@ def test_the_readme_has_a_quick_start_for_each_kind_of_user():
 
 @pytest.mark.parametrize("block", [pytest.param(b, id=f"block{i}", marks=[pytest.mark.slow] if any(s in b for s in SLOW) else [])
                                    for i, b in enumerate(BLOCKS)])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_a_readme_block_runs_as_written(block, tmp_path):
     if "jax" in block:
         pytest.importorskip("jax")

@@ -65,6 +65,7 @@ def test_ctrl_c_during_long_steps_interrupts_cleanly():
 
 
 @pytest.mark.tsan
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_interpreter_exits_cleanly_with_envs_open():
     proc = _python("""
         import numpy as np

@@ -12,6 +12,7 @@ from test_batching import assert_same, make, trajectories
 @pytest.mark.parametrize("front_end", ["gymnasium", "ale"])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_resets_first_returns_what_env_id_order_returns(front_end, mode, threads):
     actions = np.random.default_rng(5).integers(0, 4, (6, 120))
     runs = []

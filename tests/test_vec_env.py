@@ -39,6 +39,7 @@ def test_is_a_vec_env_built_without_warnings():
     ({"grayscale": False}, (12, 84, 84)),
     ({"grayscale": False, "channels_last": True, "img_height": 64, "img_width": 48}, (64, 48, 12)),
 ])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_observation_space(kwargs, shape):
     env = AleNativeVecEnv("pong", 2, **kwargs)
     assert env.observation_space == spaces.Box(0, 255, shape, np.uint8)
@@ -158,6 +159,7 @@ def test_thread_affinity_offset_pins_each_worker_to_its_core():
     assert len(workers) == 2 and expected and sorted(workers.values()) == expected, (workers, expected)
 
 
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_threads_follow_the_process_affinity_mask_not_the_machine():
     # What Ray, Kubernetes or Slurm give a process is its affinity mask: one CPU here means one thread.
     import subprocess
@@ -174,6 +176,7 @@ def test_threads_follow_the_process_affinity_mask_not_the_machine():
 
 
 @pytest.mark.tsan
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_results_do_not_depend_on_the_thread_count_or_pinning():
     runs = []
     for threads, offset in ((1, -1), (2, -1), (4, 0)):
@@ -241,6 +244,7 @@ def test_close_is_idempotent_and_final(env):
     (np.array([0, 4]), ValueError, "out of range"),
     (np.array([-1, 0]), ValueError, "out of range"),
 ])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_bad_actions_raise_and_change_nothing(actions, error, match):
     ref, ours = make_pair("breakout", n_envs=2, seed=9)
     compare_rollouts(ref, ours, 20)

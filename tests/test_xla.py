@@ -51,6 +51,7 @@ def test_ale_py_xla_suite_passes_unchanged_against_the_drop_in(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"continuous": True}, {"grayscale": False, "stack_num": 2}])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_equal_to_ale_pys_own_xla_inside_jit_and_scan(kwargs):
     game, n, steps, seeds = "breakout", 3, 150, np.array([5, 6, 7])
     ours, theirs = AtariVectorEnv(game, n, **kwargs), ale_py.AtariVectorEnv(game, num_envs=n, **kwargs)
@@ -66,6 +67,7 @@ def test_equal_to_ale_pys_own_xla_inside_jit_and_scan(kwargs):
     assert results[0][1][4]["frame_number"][-1].min() > 0
 
 
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_equal_to_the_drop_ins_own_step_with_a_partial_reset():
     env, ref = AtariVectorEnv("breakout", 3), AtariVectorEnv("breakout", 3)
     handle, reset, step = env.xla()
@@ -88,6 +90,7 @@ def test_equal_to_the_drop_ins_own_step_with_a_partial_reset():
 @pytest.mark.parametrize("preset, game, mode, life", [("gymnasium", "pong", "NextStep", False),
                                                      ("gymnasium", "breakout", "SameStep", True),
                                                      ("sb3", "breakout", "SameStep", True)])
+@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_ale_vector_env_xla_equals_its_step(preset, game, mode, life):
     env, ref = (AleVectorEnv(game, 3, preset=preset, autoreset_mode=mode, episodic_life=life) for _ in range(2))
     handle, reset, step = env.xla()

@@ -42,12 +42,31 @@ def continuous_to_discrete(actions: Any, count: int, space: spaces.Box, threshol
         raise ValueError(f"continuous actions must have shape ({count}, 3), got {array.shape}")
     if not np.all((array >= space.low) & (array <= space.high)):
         raise ValueError("continuous actions must lie in [0, 1] x [-pi, pi] x [0, 1]")
-    radius, theta, fire = array[:, 0], array[:, 1], array[:, 2]  # the polar joystick, per axis, in float32
-    x, y = radius * np.cos(theta), radius * np.sin(theta)
-    horizontal = (x > threshold).astype(np.int64) - (x < -threshold).astype(np.int64) + 1
-    vertical = (y > threshold).astype(np.int64) - (y < -threshold).astype(np.int64) + 1
-    ids = directions[horizontal, vertical, (fire > threshold).astype(np.int64)]
-    return ids.astype(np.int64), radius.copy()
+    ids, strengths = joystick(np, array, threshold, directions)
+    return ids.astype(np.int64), strengths.copy()
+
+
+def is_int_seed(seed: Any) -> bool:
+    return isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_))
+
+
+def seed_convention(xp: Any, per_reset: bool, seed: Any, ids: Any) -> Any:
+    """The seeds of the envs ``ids`` being reset, in numpy or jax.numpy (``xp``). ale-py's convention
+    (``per_reset``): an int counts up over the envs reset, an array holds one per env reset.
+    SyncVectorEnv's: env i gets ``seed + i``, or ``seed[i]`` of an array of one per env."""
+    if is_int_seed(seed) or getattr(seed, "ndim", None) == 0:
+        return seed + (xp.arange(len(ids), dtype=ids.dtype) if per_reset else ids)
+    return seed if per_reset else seed[ids]
+
+
+def joystick(xp: Any, actions: Any, threshold: float, directions: Any) -> tuple[Any, Any]:
+    """gymnasium AtariEnv's polar joystick, in numpy or jax.numpy (``xp``): (radius, theta, fire)
+    float32 rows to ALE action ids (``directions``: direction_table()) and paddle strengths (the radius)."""
+    radius, theta, fire = actions[:, 0], actions[:, 1], actions[:, 2]
+    x, y = radius * xp.cos(theta), radius * xp.sin(theta)
+    horizontal = (x > threshold).astype(xp.int32) - (x < -threshold).astype(xp.int32) + 1
+    vertical = (y > threshold).astype(xp.int32) - (y < -threshold).astype(xp.int32) + 1
+    return directions[horizontal, vertical, (fire > threshold).astype(xp.int32)], radius
 
 
 class GymVectorBase(VectorEnv):
@@ -200,8 +219,8 @@ class GymVectorBase(VectorEnv):
         """One seed (or None) per env of ``ids``, by the front-end's convention."""
         if seed is None:
             return [None] * len(ids)
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-            return [int(seed) + (k if self._seed_per_reset else int(i)) for k, i in enumerate(ids)]
+        if is_int_seed(seed):  # in Python ints: a seed may be any non-negative int
+            return seed_convention(np, self._seed_per_reset, int(seed), np.asarray(ids, dtype=object)).tolist()
         if self._seed_per_reset:
             if not isinstance(seed, np.ndarray):
                 raise TypeError(f"Unsupported seed type {type(seed).__name__}: use an int, an array of ints or None")
@@ -214,4 +233,4 @@ class GymVectorBase(VectorEnv):
         seeds = list(seed)
         if len(seeds) != self.num_envs:
             raise ValueError(f"seed as a list needs num_envs={self.num_envs} entries (one per env), got {len(seeds)}")
-        return [seeds[int(i)] for i in ids]
+        return seed_convention(np, False, np.asarray(seeds + [None], dtype=object)[:-1], ids).tolist()

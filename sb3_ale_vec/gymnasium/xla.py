@@ -27,6 +27,7 @@ from gymnasium.error import DependencyNotInstalled
 from gymnasium.vector import AutoresetMode
 
 from sb3_ale_vec import _engine
+from sb3_ale_vec.gymnasium.base import is_int_seed, joystick, seed_convention
 
 RESET_TARGET, STEP_TARGET = "sb3_ale_vec_xla_reset", "sb3_ale_vec_xla_step"
 _INSTALL = 'pip install "sb3-ale-vec[jax]"'
@@ -149,12 +150,7 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
             if actions.shape != (batch, 3) or not jnp.issubdtype(actions.dtype, jnp.floating):
                 raise ValueError(f"continuous actions must be floats of shape ({batch}, 3), got {actions.dtype} "
                                  f"{actions.shape}")
-            actions = actions.astype(jnp.float32)
-            radius, theta, fire = actions[:, 0], actions[:, 1], actions[:, 2]
-            x, y = radius * jnp.cos(theta), radius * jnp.sin(theta)
-            horizontal = (x > threshold).astype(jnp.int32) - (x < -threshold).astype(jnp.int32) + 1
-            vertical = (y > threshold).astype(jnp.int32) - (y < -threshold).astype(jnp.int32) + 1
-            ids, strengths = table[horizontal, vertical, (fire > threshold).astype(jnp.int32)], radius
+            ids, strengths = joystick(jnp, actions.astype(jnp.float32), threshold, table)  # as the Python step
         else:
             if actions.shape != (batch,) or not jnp.issubdtype(actions.dtype, jnp.integer):
                 raise ValueError(f"actions must be integers of shape ({batch},), got {actions.dtype} {actions.shape}")
@@ -186,22 +182,20 @@ _INT32_MAX = np.iinfo(np.int32).max
 def _reset_seeds(jnp: Any, kind: str, seed: Any, ids: Any, num_envs: int) -> Any:
     """int32 seeds, one per env reset, -1 unseeded. ale-py: an int seeds the envs reset with consecutive
     values, an array gives one per env reset. AleVectorEnv: env i gets seed + i, or seed[i] of one per env."""
-    count = ids.shape[0]
+    count, per_reset = ids.shape[0], kind == "ale"
     if seed is None:
         return jnp.full(count, -1, jnp.int32)
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+    if is_int_seed(seed):
         if not -_INT32_MAX - 1 <= int(seed) <= _INT32_MAX - num_envs + 1:
             raise ValueError(f"seeds are int32 here: an int seed must be at most {_INT32_MAX - num_envs + 1}")
-        if kind == "ale":
-            return jnp.arange(int(seed), int(seed) + count, dtype=jnp.int32)
-        return ids + jnp.int32(seed)
-    if kind == "gymnasium":
+        return seed_convention(jnp, per_reset, jnp.int32(seed), ids)  # the Python reset's conventions
+    if per_reset:
+        seeds = jnp.asarray(seed)
+        if seeds.shape != (count,):
+            raise ValueError(f"`seed` must have one entry per sub-environment being reset, expected shape ({count},), "
+                             f"got {seeds.shape}")
+    else:
         seeds = jnp.asarray([-1 if s is None else s for s in seed] if isinstance(seed, (list, tuple)) else seed)
         if seeds.shape != (num_envs,):
             raise ValueError(f"seed as an array needs one entry per env ({num_envs},), got {seeds.shape}")
-        return seeds.astype(jnp.int32)[ids]
-    seeds = jnp.asarray(seed)
-    if seeds.shape != (count,):
-        raise ValueError(f"`seed` must have one entry per sub-environment being reset, expected shape ({count},), "
-                         f"got {seeds.shape}")
-    return seeds.astype(jnp.int32)
+    return seed_convention(jnp, per_reset, seeds.astype(jnp.int32), ids)

@@ -1,6 +1,7 @@
 """Property-based: random valid configurations and action sequences keep every invariant."""
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -35,11 +35,14 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters here, not its length
 
-# ASan + UBSan: the quick tier of every engine test file (markers, see pyproject.toml).
+# `sanitize.sh` (CI): the Python tests' quick tier; `sanitize.sh all`: their slow tier too (an hour).
+tier="not slow and"
+[[ "${1:-}" == "all" ]] && tier=""
+# ASan + UBSan: every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
   tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py \
-  -m "not slow and not nosan"
+  -m "$tier not nosan"
 # TSan: the tests whose work crosses threads (batches, failures, close, thread counts).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
-  tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py -m "tsan and not nosan"
+  tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py -m "$tier tsan and not nosan"

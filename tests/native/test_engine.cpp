@@ -11,30 +11,15 @@
 
 #include "../../native/engine.hpp"
 #include "check.hpp"
+#include "envs.hpp"
 
 using sb3ale::Engine;
+using check::configs;
+using check::ids;
+using check::seeds;
 using sb3ale::EnvConfig;
 
 namespace {
-
-std::vector<EnvConfig> configs(int n, int max_frames = 108000) {
-  EnvConfig c;
-  c.rom_path = check::rom_path();
-  c.max_num_frames_per_episode = max_frames;
-  return std::vector<EnvConfig>(static_cast<size_t>(n), c);
-}
-
-std::vector<int> ids(int n) {
-  std::vector<int> all(static_cast<size_t>(n));
-  std::iota(all.begin(), all.end(), 0);
-  return all;
-}
-
-std::vector<sb3ale::Seed> seeds(int n) {
-  std::vector<sb3ale::Seed> out;
-  for (int i = 0; i < n; ++i) out.emplace_back(std::vector<uint32_t>{static_cast<uint32_t>(i)});
-  return out;
-}
 
 int64_t action(int step, int env) { return (step * 7 + env * 3) % 4; }  // Breakout's 4 actions
 

@@ -10,31 +10,14 @@
 
 #include "../../native/vectorizer.hpp"
 #include "check.hpp"
+#include "envs.hpp"
 
+using check::seeds;
 using sb3ale::EnvConfig;
 using sb3ale::Row;
 using sb3ale::Vectorizer;
 
 namespace {
-
-std::vector<EnvConfig> configs(int n) {
-  EnvConfig c;
-  c.rom_path = check::rom_path();
-  c.max_num_frames_per_episode = 200;  // 50 steps: envs reset inside the runs
-  return std::vector<EnvConfig>(static_cast<size_t>(n), c);
-}
-
-std::vector<int> all(int n) {
-  std::vector<int> ids(static_cast<size_t>(n));
-  std::iota(ids.begin(), ids.end(), 0);
-  return ids;
-}
-
-std::vector<sb3ale::Seed> seeds(size_t n) {
-  std::vector<sb3ale::Seed> out;
-  for (size_t i = 0; i < n; ++i) out.emplace_back(std::vector<uint32_t>{static_cast<uint32_t>(i + 1)});
-  return out;
-}
 
 /// The caller's array, as the Python module and the XLA targets own theirs; counts the calls.
 struct Rows {
@@ -63,10 +46,10 @@ std::vector<Row> receive(Vectorizer& vec, std::vector<uint8_t>& gather) {
 
 TEST(a_partial_reset_returns_every_env_the_others_as_they_are) {
   const int n = 4;
-  Vectorizer vec(configs(n), 2, -1, 0);
+  Vectorizer vec(check::configs(n, 200), 2, -1, 0);
   Rows rows(vec.obs_size());
   std::vector<uint8_t> gather;
-  vec.send_reset(all(n), seeds(n), rows.give());
+  vec.send_reset(check::ids(n), seeds(n), rows.give());
   receive(vec, gather);
   std::vector<Row> last;
   for (int t = 0; t < 30; ++t) {
@@ -102,10 +85,10 @@ TEST(a_partial_reset_returns_every_env_the_others_as_they_are) {
 
 TEST(a_batched_step_goes_to_the_envs_the_last_batch_returned) {
   const int n = 6, batch = 2;
-  Vectorizer vec(configs(n), 3, -1, batch);
+  Vectorizer vec(check::configs(n, 200), 3, -1, batch);
   Rows rows(vec.obs_size());
   std::vector<uint8_t> gather;
-  vec.send_reset(all(n), seeds(n), rows.give());
+  vec.send_reset(check::ids(n), seeds(n), rows.give());
   CHECK(rows.given == 0 && !vec.in_place());  // a batch of some envs is gathered, never in place
   std::vector<Row> got = receive(vec, gather);
   std::set<int> flying;  // what the test expects in flight: every env sent and not yet returned
@@ -131,10 +114,10 @@ TEST(a_batched_step_goes_to_the_envs_the_last_batch_returned) {
 
 TEST(every_env_by_id_is_written_in_place_some_envs_are_gathered) {
   const int n = 3;
-  Vectorizer vec(configs(n), 2, -1, 0);
+  Vectorizer vec(check::configs(n, 200), 2, -1, 0);
   Rows rows(vec.obs_size());
   std::vector<uint8_t> gather;
-  vec.send_reset(all(n), seeds(n), rows.give());
+  vec.send_reset(check::ids(n), seeds(n), rows.give());
   CHECK(rows.given == 1 && vec.in_place());
   receive(vec, gather);
   vec.send({2, 0}, {1, 1}, {1.0f, 1.0f}, rows.give());  // some envs: the engine's rows, gathered
@@ -148,19 +131,19 @@ TEST(every_env_by_id_is_written_in_place_some_envs_are_gathered) {
 }
 
 TEST(the_rules_are_refused_with_the_front_ends_errors) {
-  Vectorizer batched(configs(4), 2, -1, 2);
+  Vectorizer batched(check::configs(4, 200), 2, -1, 2);
   Rows rows(batched.obs_size());
   std::vector<uint8_t> gather;
   CHECK_THROWS(std::runtime_error, batched.send({}, {0, 0}, {1.0f, 1.0f}, rows.give()));  // before reset
   std::string error;
   CHECK_THROWS(std::runtime_error, batched.recv(nullptr, error));  // nothing in flight
-  batched.send_reset(all(4), seeds(4), rows.give());
+  batched.send_reset(check::ids(4), seeds(4), rows.give());
   receive(batched, gather);
   CHECK_THROWS(std::invalid_argument, batched.send_reset({1}, seeds(1), rows.give()));  // partial, batched
 
-  Vectorizer whole(configs(3), 1, -1, 0);
+  Vectorizer whole(check::configs(3, 200), 1, -1, 0);
   CHECK_THROWS(std::runtime_error, whole.send_reset({1}, seeds(1), rows.give()));  // partial before a full reset
-  whole.send_reset(all(3), seeds(3), rows.give());
+  whole.send_reset(check::ids(3), seeds(3), rows.give());
   receive(whole, gather);
   whole.send_reset({0}, seeds(1), rows.give());
   CHECK_THROWS(std::runtime_error, whole.send({}, {0, 0, 0}, {1.0f, 1.0f, 1.0f}, rows.give()));  // reset pending

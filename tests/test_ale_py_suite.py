@@ -66,8 +66,8 @@ def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir):
 
 
 # The 8 cases of masks and errors the drop-in used to fail (an all-False mask, frameskip errors,
-# ale.reset's checks): quick to run, so they stay in the quick tier.
-@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+# ale.reset's checks), run on their own so that a failure names them (9 s: the slow tier).
+@pytest.mark.slow
 def test_the_suites_reset_mask_and_error_cases_pass(suite_dir):
     code, output = run_suite(suite_dir, SUITE, "-k", "reset_mask or invalid_frameskip or invalid_reset_masks")
     found = counts(output)

@@ -253,7 +253,7 @@ engine = Pybind11Extension(
 testing = Pybind11Extension(
     "sb3_ale_vec._testing",
     [f"native/{name}.cpp" for name in ("hooks", "xla_stage_test", "emulator", "frame_ops", "resize_avx2",
-                                        "palette_lookup")],
+                                        "palette_lookup", "reset_ahead")],
     depends=HEADERS, cxx_std=17,
 )
 # build_clib's sources stay empty here, so an sdist never lists ALE's files; BuildClib finds them.

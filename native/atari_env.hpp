@@ -59,6 +59,12 @@ class AtariEnv {
   /// The current screen as (210, 160, 3) RGB, what AtariEnv.render() returns.
   void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }
   const ale::ActionVect& action_set() const { return emu_.action_set(); }
+  /// Resets computed ahead of time (ResetAhead): on or off (no prepare may be running), whether a
+  /// prepare is due (true once per reset), and the prepare itself (any thread, one at a time).
+  void set_reset_ahead(bool on) { emu_.set_reset_ahead(on); }
+  bool claim_prepare() { return emu_.claim_prepare(); }
+  void prepare_reset() { emu_.prepare_reset(); }
+  int64_t resets_taken() const { return emu_.resets_taken(); }
 
  private:
   EnvConfig config_;

@@ -73,6 +73,11 @@ PYBIND11_MODULE(_engine, m) {
            "Benchmark: the tasks timed since the last call: batch, env, thread, reset, start/end/sent ns.")
       .def_property("_resets_first", &PyVectorizer::resets_first, &PyVectorizer::set_resets_first,
                     "Benchmark: a full batch queues the envs that will reset first (default True).")
+      .def_property("_reset_ahead", &PyVectorizer::reset_ahead, &PyVectorizer::set_reset_ahead,
+                    "Benchmark: idle workers compute each env's next reset ahead of time (default: True "
+                    "with more than one thread); nothing may be in flight to change it.")
+      .def_property_readonly("_resets_taken", &PyVectorizer::resets_taken,
+                             "Benchmark: resets the envs took from their spare emulators so far.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
       .def_property_readonly("num_envs", &PyVectorizer::num_envs)

@@ -58,36 +58,44 @@ std::shared_ptr<const Palette> PaletteCache::get(const std::string& rom_path, al
 }
 
 Emulator::Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& palettes)
-    : config_(config), palettes_(palettes) {
+    : config_(config), ale_max_frames_(ale_max_frames), palettes_(palettes) {
   quiet_ale_logs();
-  ale_.setFloat("repeat_action_probability", config_.repeat_action_probability);
-  ale_.setInt("max_num_frames_per_episode", ale_max_frames);
+  ale_ = make_ale(config_, ale_max_frames);
+}
+
+void Emulator::set_reset_ahead(bool on) {
+  if (!on) {
+    ahead_.reset();
+  } else if (!ahead_) {
+    ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_);
+  }
 }
 
 void Emulator::load(int32_t ale_seed) {
-  ale_.setInt("random_seed", ale_seed);
-  ale_.loadROM(config_.rom_path);
+  if (ahead_) ahead_->disarm();  // a new console: what was prepared from the old one is void
+  ale_->setInt("random_seed", ale_seed);
+  ale_->loadROM(config_.rom_path);
   // AtariEnv.load_game: mode and difficulty apply from the next reset_game().
   if (config_.mode >= 0) {
-    const auto modes = ale_.getAvailableModes();
+    const auto modes = ale_->getAvailableModes();
     if (std::find(modes.begin(), modes.end(), static_cast<ale::game_mode_t>(config_.mode)) == modes.end()) {
       throw std::invalid_argument("mode " + std::to_string(config_.mode) + " is not available; modes: " + join(modes));
     }
-    ale_.setMode(static_cast<ale::game_mode_t>(config_.mode));
+    ale_->setMode(static_cast<ale::game_mode_t>(config_.mode));
   }
   if (config_.difficulty >= 0) {
-    const auto levels = ale_.getAvailableDifficulties();
+    const auto levels = ale_->getAvailableDifficulties();
     if (std::find(levels.begin(), levels.end(), static_cast<ale::difficulty_t>(config_.difficulty)) == levels.end()) {
       throw std::invalid_argument("difficulty " + std::to_string(config_.difficulty) +
                                   " is not available; difficulties: " + join(levels));
     }
-    ale_.setDifficulty(static_cast<ale::difficulty_t>(config_.difficulty));
+    ale_->setDifficulty(static_cast<ale::difficulty_t>(config_.difficulty));
   }
   if (!palette_) {
-    action_set_ = config_.full_action_space ? ale_.getLegalActionSet() : ale_.getMinimalActionSet();
+    action_set_ = config_.full_action_space ? ale_->getLegalActionSet() : ale_->getMinimalActionSet();
     const bool pairs = config_.grayscale && config_.preset == Preset::kSB3;
-    palette_ = palettes_.get(config_.rom_path, ale_, pairs);
-    const auto& screen = ale_.getScreen();
+    palette_ = palettes_.get(config_.rom_path, *ale_, pairs);
+    const auto& screen = ale_->getScreen();
     if (screen.height() != kScreenHeight || screen.width() != kScreenWidth) {
       throw std::runtime_error("unexpected screen size " + std::to_string(screen.height()) + "x" +
                                std::to_string(screen.width()));
@@ -96,18 +104,23 @@ void Emulator::load(int32_t ale_seed) {
 }
 
 void Emulator::reset_game() {
-  ale_.reset_game();
+  if (ahead_ == nullptr) {
+    ale_->reset_game();
+  } else if (!ahead_->take(ale_)) {
+    ale_->reset_game();
+    ahead_->arm(*ale_);
+  }
   stats_ = GameStats{};
 }
 
 ale::reward_t Emulator::act(int action, float strength) {
-  const ale::reward_t reward = ale_.act(action_set_[static_cast<size_t>(action)], strength);
+  const ale::reward_t reward = ale_->act(action_set_[static_cast<size_t>(action)], strength);
   stats_.score += reward;
   return reward;
 }
 
 ale::reward_t Emulator::act_id(ale::Action action) {
-  const ale::reward_t reward = ale_.act(action);
+  const ale::reward_t reward = ale_->act(action);
   stats_.score += reward;
   return reward;
 }

@@ -12,6 +12,7 @@
 
 #include "ale/ale_interface.hpp"
 #include "config.hpp"
+#include "reset_ahead.hpp"
 
 namespace sb3ale {
 
@@ -64,25 +65,33 @@ class Emulator {
   /// Sets ALE's random_seed and (re)loads the ROM, applying mode and difficulty (AtariEnv.load_game).
   /// Throws std::invalid_argument for a mode or difficulty the game does not have.
   void load(int32_t ale_seed);
-  /// ALE reset_game(); the game's counters start again.
+  /// ALE reset_game() (or the one computed ahead, see ResetAhead); the game's counters start again.
   void reset_game();
+  /// Resets ahead of time on (a spare emulator) or off; not while a prepare may run (the engine's rule).
+  void set_reset_ahead(bool on);
+  /// ResetAhead::claim and prepare (any thread; false and nothing when off).
+  bool claim_prepare() { return ahead_ && ahead_->claim(); }
+  int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
+  void prepare_reset() {
+    if (ahead_) ahead_->prepare();
+  }
   /// One emulator frame with action index `action` of the action set; adds to the score.
   ale::reward_t act(int action, float strength = 1.0f);
   /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.
   ale::reward_t act_id(ale::Action action);
 
-  bool game_over() const { return ale_.game_over(false); }
-  bool game_truncated() const { return ale_.game_truncated(); }
-  int lives() const { return ale_.lives(); }
-  int frame_number() const { return ale_.getFrameNumber(); }
-  int episode_frame_number() const { return ale_.getEpisodeFrameNumber(); }
+  bool game_over() const { return ale_->game_over(false); }
+  bool game_truncated() const { return ale_->game_truncated(); }
+  int lives() const { return ale_->lives(); }
+  int frame_number() const { return ale_->getFrameNumber(); }
+  int episode_frame_number() const { return ale_->getEpisodeFrameNumber(); }
   const ale::ActionVect& action_set() const { return action_set_; }
   bool has_action(ale::Action action) const;
   /// ALE's info now (lives and frame numbers), what every reset returns at least.
   ResetInfo info() const;
 
   /// The screen as palette indices (210 x 160), and ways to read it.
-  const uint8_t* screen() const { return ale_.getScreen().getArray(); }
+  const uint8_t* screen() const { return ale_->getScreen().getArray(); }
   const Palette& palette() const { return *palette_; }
   void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
   void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (210, 160, 3)
@@ -93,8 +102,10 @@ class Emulator {
 
  private:
   const EnvConfig config_;
+  const int ale_max_frames_;
   PaletteCache& palettes_;
-  mutable ale::ALEInterface ale_;  // ALE's own getters (lives) are not const
+  std::unique_ptr<ale::ALEInterface> ale_;  // swapped with the spare by a reset computed ahead
+  std::unique_ptr<ResetAhead> ahead_;       // null: resets are emulated when they happen
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   GameStats stats_;

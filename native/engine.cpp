@@ -31,7 +31,8 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       resize_(kScreenHeight, kScreenWidth, first(configs).img_height, first(configs).img_width,
               first(configs).channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
-            [this](int i) { run_env(i); }) {
+            [this](int i) { run_env(i); }, [this](int i) { prepare_env(i); }) {
+  reset_ahead_ = pool_.size() > 1;
   const int n = static_cast<int>(configs_.size());
   if (batch_size_ < 1 || batch_size_ > n) {
     throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
@@ -186,15 +187,38 @@ void Engine::send(const std::vector<int>& ids, const std::vector<int64_t>& actio
 void Engine::run_env(int i) {
   if (!profile_.on()) {
     run_op(i);
-    return;
+  } else {
+    const int64_t start = profile_.now_ns();
+    run_op(i);
+    TaskRecord& r = profile_.slot(i);
+    r.thread = ThreadPool::current_thread();
+    r.reset = results_[static_cast<size_t>(i)].reset;
+    r.start_ns = start;
+    r.end_ns = profile_.now_ns();
   }
-  const int64_t start = profile_.now_ns();
-  run_op(i);
-  TaskRecord& r = profile_.slot(i);
-  r.thread = ThreadPool::current_thread();
-  r.reset = results_[static_cast<size_t>(i)].reset;
-  r.start_ns = start;
-  r.end_ns = profile_.now_ns();
+  // An env that has just reset has its next reset to prepare: a worker's idle time does it.
+  const auto e = static_cast<size_t>(i);
+  if (reset_ahead_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) pool_.submit_background(i);
+}
+
+void Engine::prepare_env(int i) { envs_[static_cast<size_t>(i)]->prepare_reset(); }
+
+void Engine::set_reset_ahead(bool on) {
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("set_reset_ahead() needs no env in flight: recv() them first");
+  reset_ahead_ = on;
+  for (int i = 0; i < num_envs(); ++i) {
+    pool_.drop_background(i);
+    if (envs_[static_cast<size_t>(i)]) envs_[static_cast<size_t>(i)]->set_reset_ahead(on);
+  }
+}
+
+int64_t Engine::resets_taken() const {
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("resets_taken() needs no env in flight: recv() them first");
+  int64_t total = 0;
+  for (const auto& env : envs_) total += env ? env->resets_taken() : 0;
+  return total;
 }
 
 void Engine::profile(bool on) {
@@ -216,9 +240,14 @@ void Engine::run_op(int i) {
     switch (op.kind) {
       case Op::kBuild:
         envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
+        envs_[e]->set_reset_ahead(reset_ahead_);
         break;
       case Op::kReset:
-        if (failed_[e]) envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);  // a fresh emulator
+        if (failed_[e]) {  // a fresh emulator, once no worker prepares the old one's reset
+          pool_.drop_background(i);
+          envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
+          envs_[e]->set_reset_ahead(reset_ahead_);
+        }
         envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);
         results_[e] = StepResult{};
         results_[e].reset = true;

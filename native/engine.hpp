@@ -95,6 +95,13 @@ class Engine {
   /// off for the benchmark's A/B against the plain env-id order.
   bool resets_first() const { return resets_first_; }
   void set_resets_first(bool on) { resets_first_ = on; }
+  /// Whether each env's next reset is computed ahead of time by idle workers (ResetAhead); on by
+  /// default with more than one thread (one thread has no idle worker), off for the A/B. No env
+  /// may be in flight to change it.
+  bool reset_ahead() const { return reset_ahead_; }
+  void set_reset_ahead(bool on);
+  /// Resets the envs took from their spare emulators so far (envs rebuilt after a failure start at 0).
+  int64_t resets_taken() const;
   /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env
   /// may be in flight.
   void profile(bool on);
@@ -111,6 +118,7 @@ class Engine {
   };
 
   void run_env(int i);
+  void prepare_env(int i);  // a worker's background task: env i's next reset
   void run_op(int i);
   void check_ids(const std::vector<int>& ids, size_t values) const;
   void dispatch(const std::vector<int>& ids, uint8_t* rows);
@@ -134,6 +142,7 @@ class Engine {
   mutable std::atomic<std::thread::id> driver_{};  // the thread inside a driving call, if any
   TaskProfile profile_;
   bool resets_first_ = true;
+  bool reset_ahead_ = false;
   bool interrupted_ = false;  // a batch was cancelled part-way: only a reset makes envs agree again
   ThreadPool pool_;  // last: destroyed first, so no worker outlives the state its tasks touch
 };

@@ -207,6 +207,13 @@ class PyVectorizer {
   }
   bool resets_first() { return get().engine().resets_first(); }
   void set_resets_first(bool on) { get().engine().set_resets_first(on); }
+  bool reset_ahead() { return get().engine().reset_ahead(); }
+  int64_t resets_taken() { return get().engine().resets_taken(); }
+  void set_reset_ahead(bool on) {
+    sb3ale::Engine& engine = get().engine();
+    py::gil_scoped_release release;  // waits for a prepare that is running
+    engine.set_reset_ahead(on);
+  }
   bool pending() { return vec_ && vec_->expected() > 0; }
   void inject_fault(int i) { get().engine().inject_fault(i); }
   bool closed() const { return !vec_ || close_requested_; }

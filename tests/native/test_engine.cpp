@@ -25,8 +25,9 @@ int64_t action(int step, int env) { return (step * 7 + env * 3) % 4; }  // Break
 
 /// Every env's observations over `steps` full synchronous batches (rows written in place); a
 /// frame cap of 50 steps, so that envs reset inside the batches.
-std::vector<uint8_t> run_whole(int n, int threads, int steps) {
+std::vector<uint8_t> run_whole(int n, int threads, int steps, int64_t* taken = nullptr) {
   Engine engine(configs(n, 200), threads, -1, 0);
+  if (taken != nullptr) engine.set_reset_ahead(*taken != 0);
   const size_t row = static_cast<size_t>(engine.config(0).obs_size());
   std::vector<uint8_t> rows(row * static_cast<size_t>(n)), all;
   std::string error;
@@ -43,6 +44,7 @@ std::vector<uint8_t> run_whole(int n, int threads, int steps) {
     all.insert(all.end(), rows.begin(), rows.end());
   }
   CHECK(resets > 0);
+  if (taken != nullptr) *taken = engine.resets_taken();
   return all;
 }
 
@@ -53,6 +55,15 @@ TEST(whole_batches_do_not_depend_on_the_thread_count) {
   CHECK(one == run_whole(5, 2, 80));
   CHECK(one == run_whole(5, 4, 80));
   CHECK(std::any_of(one.begin(), one.end(), [](uint8_t v) { return v != 0; }));
+}
+
+TEST(resets_computed_ahead_change_nothing_and_are_taken) {
+  // On by default with more threads than one; on one thread no worker is idle to compute them.
+  CHECK(Engine(configs(2), 2, -1, 0).reset_ahead() && !Engine(configs(2), 1, -1, 0).reset_ahead());
+  int64_t off = 0, on = 1;
+  const std::vector<uint8_t> inline_resets = run_whole(3, 2, 120, &off);
+  CHECK(inline_resets == run_whole(3, 2, 120, &on));
+  CHECK(off == 0 && on > 0);  // the swap really ran
 }
 
 TEST(partial_batches_return_each_env_once_and_equal_the_whole_batches) {

@@ -1,4 +1,5 @@
-// ThreadPool: every index runs once, on the caller too; waits, time-outs, cancel, a thread that cannot start.
+// ThreadPool: every index runs once, on the caller too; waits, time-outs, cancel, a thread that cannot
+// start; background tasks on workers only.
 #include <pthread.h>
 
 #include <algorithm>
@@ -118,4 +119,39 @@ TEST(a_thread_that_cannot_start_is_an_exception_not_a_crash) {
   pool.submit({0, 1, 2});
   pool.wait(3);
   CHECK(pool.take(3).size() == 3);
+}
+
+TEST(background_tasks_run_on_workers_only_once_each_and_can_be_dropped) {
+  std::atomic<int> on_caller{0}, runs{0};
+  std::atomic<bool> started{false}, release{false};
+  ThreadPool pool(
+      2, -1, [](int) {},
+      [&](int i) {
+        if (ThreadPool::current_thread() == 0) on_caller.fetch_add(1);
+        if (i == 0) {
+          started.store(true);
+          while (!release.load()) std::this_thread::yield();
+        }
+        runs.fetch_add(1);
+      });
+  pool.submit_background(0);  // the only worker is held inside it until released
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!started.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  CHECK(started.load());
+  pool.submit_background(1);
+  pool.submit_background(1);  // queued once
+  pool.submit({5, 6});        // with the worker busy, the caller runs its tasks: never a background one
+  pool.wait(2);
+  CHECK(pool.take(2).size() == 2);
+  pool.drop_background(1);  // dropped before it ran
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    release.store(true);
+  });
+  pool.drop_background(0);  // waits for the running one
+  CHECK(runs.load() == 1);
+  releaser.join();
+  pool.submit_background(2);
+  while (runs.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  CHECK(runs.load() == 2 && on_caller.load() == 0);
 }

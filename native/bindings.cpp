@@ -70,7 +70,8 @@ PYBIND11_MODULE(_engine, m) {
       .def("_profile", &PyVectorizer::profile, py::arg("on"),
            "Benchmark: start (clearing the log) or stop timing each env's task; nothing may be in flight.")
       .def("_take_profile", &PyVectorizer::take_profile,
-           "Benchmark: the tasks timed since the last call: batch, env, thread, reset, start/end/sent ns.")
+           "Benchmark: the tasks timed since the last call: batch, env, thread, reset, start/end/sent/woke "
+           "ns (time.perf_counter_ns()'s clock).")
       .def_property("_resets_first", &PyVectorizer::resets_first, &PyVectorizer::set_resets_first,
                     "Benchmark: a full batch queues the envs that will reset first (default True).")
       .def_property("_reset_ahead", &PyVectorizer::reset_ahead, &PyVectorizer::set_reset_ahead,

@@ -277,6 +277,7 @@ std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
   const int count = expected();
   if (count == 0) throw std::logic_error("recv() called with no env in flight: send() first");
   pool_.wait(count);
+  const int64_t woke = profile_.on() ? profile_.now_ns() : 0;
   std::vector<int> ids = pool_.take(count);
   in_flight_.fetch_sub(count, std::memory_order_acq_rel);
   for (size_t k = 0; k < ids.size(); ++k) {
@@ -291,7 +292,7 @@ std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
       std::memcpy(gather + k * obs_size_, staged, obs_size_);
     }
   }
-  if (profile_.on()) profile_.collect(ids);
+  if (profile_.on()) profile_.collect(ids, woke);
   error = describe_errors(ids);
   return ids;
 }

@@ -203,6 +203,7 @@ class PyVectorizer {
     d["start_ns"] = column([](const sb3ale::TaskRecord& r) { return r.start_ns; });
     d["end_ns"] = column([](const sb3ale::TaskRecord& r) { return r.end_ns; });
     d["sent_ns"] = column([](const sb3ale::TaskRecord& r) { return r.sent_ns; });
+    d["woke_ns"] = column([](const sb3ale::TaskRecord& r) { return r.woke_ns; });
     return d;
   }
   bool resets_first() { return get().engine().resets_first(); }

@@ -85,6 +85,21 @@ def test_benchmark_asynchronous_batches(tmp_path):
         _run([sys.executable, "-m", "sb3_ale_vec.bench", "--num-envs", "4", "--batch-size", "5"])
 
 
+def test_benchmark_interleaves_the_resets_ahead_ab_and_another_trees_build(tmp_path):
+    """Before/after in one run: the same build with resets made at the episode's end, and the
+    package as built in another tree (here this tree again, through PYTHONPATH): all three emulate
+    ale_py's very frames, so the table compares equal work."""
+    root = Path(__file__).resolve().parents[1]
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--repeats", "2", "--steps", "60", "--num-envs", "3",
+                "--threads", "2", "--peers", "sb3_ale_vec,sb3_ale_vec inline,ale_py", "--old", str(root),
+                "--out", str(tmp_path / "bench")], cwd=tmp_path)
+    assert "sb3_ale_vec and ale_py emulated the same frames" in out, out
+    runs = json.loads((tmp_path / "bench.json").read_text())["runs"]
+    frames = {peer: sum(r["frames"] for r in runs[f"breakout|3|{peer}|2"])
+              for peer in ("sb3_ale_vec", "sb3_ale_vec inline", "sb3_ale_vec old", "ale_py")}
+    assert len(set(frames.values())) == 1, frames
+
+
 def test_benchmark_ppo_mode():
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--repeats", "1"])
     assert "ours / subproc" in out and "rollout steps/s" in out

@@ -50,3 +50,17 @@ def test_profile_records_each_task_with_its_thread_and_reset_flag():
     flags = np.zeros((60, 4), bool)
     flags[rec["batch"], rec["env"]] = rec["reset"].astype(bool)
     assert (flags == np.array(resets)).all() and flags.any()
+
+
+@pytest.mark.parametrize("front_end", ["sb3", "ale"])
+def test_overhead_breakdown_puts_python_and_engine_times_on_one_clock(front_end):
+    from sb3_ale_vec.bench.step_profile import overhead_run
+
+    parts = overhead_run("breakout", 4, 2, 60, front_end)
+    # Python's perf_counter_ns and the engine's records are one clock: every stage of every step
+    # starts after the one before it (a clock mismatch would make some negative or huge).
+    step = parts["step"]["median_us"]
+    for key in ("front-end and send", "dispatch to first task", "tasks", "last task to caller awake",
+                "caller awake to return"):
+        assert 0 <= parts[key]["median_us"] <= step, (key, parts)
+    assert parts["tasks"]["median_us"] >= parts["work / threads"]["median_us"] * 0.5

@@ -41,10 +41,15 @@ ENV_STEPS_PER_RUN = 3200  # about a second of this engine on one core
 class Server:
     """One peer's child process (peers.serve)."""
 
+    old_tree: str | None = None  # --old: the tree whose build "sb3_ale_vec old" runs
+
     def __init__(self, peer: str, game: str, n: int, threads: int, batch: int = 0) -> None:
         self.key = (peer, threads)
+        env = None
+        if peer == "sb3_ale_vec old":  # the other tree's own peers module and build
+            peer, env = "sb3_ale_vec", dict(os.environ, PYTHONPATH=os.path.abspath(self.old_tree or "."))
         self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench.peers", peer, game, str(n), str(threads),
-                                      str(batch)],
+                                      str(batch)], env=env, cwd="/" if env else None,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def _line(self, prefix: str) -> str | None:
@@ -193,6 +198,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--batch-size", type=int, default=0,
                         help="EnvPool-style asynchronous batches of this many envs for the equal-work peers (0: all)")
     parser.add_argument("--peers", default=None, help="comma-separated, from: " + ", ".join(PEERS))
+    parser.add_argument("--old", default=None, metavar="PATH",
+                        help="adds peer 'sb3_ale_vec old': this package built in another tree (git worktree), "
+                             "interleaved with this build for a before/after in one run")
     parser.add_argument("--full", action="store_true", help="four games at N=8,16,64, 5 runs each, JSON and plot")
     parser.add_argument("--out", default=None, help="write OUT.json and OUT.png (--full: default 'bench')")
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
@@ -242,6 +250,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not 0 <= args.batch_size <= min(sizes):
         parser.error(f"--batch-size must be in [0, {min(sizes)}] (0: all envs; at most the smallest --num-envs)")
     names = args.peers.split(",") if args.peers else list(DEFAULT_PEERS)
+    if args.old:
+        Server.old_tree = args.old
+        names += [] if "sb3_ale_vec old" in names else ["sb3_ale_vec old"]
     for name in names:
         if name not in PEERS:
             parser.error(f"unknown peer {name!r}; choose from {', '.join(PEERS)}")

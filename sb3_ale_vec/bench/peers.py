@@ -27,6 +27,8 @@ FRAMESKIP = 4
 EQUAL_WORK = "frameskip 4 + max-pool, gray 84x84, stack 4, up to 30 no-ops, FIRE reset, no episodic life, no sticky actions"
 PEERS = {  # name: (table, what it is)
     "sb3_ale_vec": ("equal", "this engine: sb3_ale_vec.AtariVectorEnv (ale preset)"),
+    "sb3_ale_vec inline": ("equal", "the A/B: this engine with each reset made when its episode ends (no resets ahead)"),
+    "sb3_ale_vec old": ("equal", "before/after: the same peer from another tree's build (--old PATH)"),
     "ale_py": ("equal", "ale_py.vector_env.AtariVectorEnv, the same options"),
     "envpool": ("equal", "envpool's Atari, the same options (if installed)"),
     "act() this build": ("equal", "the limit: this build's emulator alone, ALEInterface.act() in a C++ loop"),
@@ -70,12 +72,14 @@ def _make(peer: str, game: str, n: int, threads: int, batch: int) -> tuple[Any, 
     and returns the first `batch` envs to finish."""
     from sb3_ale_vec.games import camel_name
 
-    if peer in ("sb3_ale_vec", "ale_py"):
+    if peer in ("sb3_ale_vec", "ale_py", "sb3_ale_vec inline"):
         if peer == "ale_py":
             from ale_py.vector_env import AtariVectorEnv
         else:
             from sb3_ale_vec import AtariVectorEnv
         env = AtariVectorEnv(game, n, num_threads=threads, batch_size=batch)  # both default to equal work
+        if peer == "sb3_ale_vec inline":
+            env._native._vec._reset_ahead = False
         env.reset(seed=0)
         return env, env.step, int(env.single_action_space.n)
     if peer == "envpool":
@@ -136,7 +140,7 @@ class VectorPeer:
         self.actions = np.random.default_rng(0).integers(0, n_actions, (1 << 14, batch))
         self.cursor = 0
         self.reset_frames = None
-        if peer in ("sb3_ale_vec", "ale_py"):
+        if peer in ("sb3_ale_vec", "ale_py", "sb3_ale_vec inline"):
             from sb3_ale_vec import _testing
 
             self.reset_frames = _testing._reset_frames(rom(game))

@@ -55,6 +55,52 @@ def profile_run(game: str, n: int, threads: int, steps: int, seed: int = 0, auto
     return {o: {k: np.concatenate([part[k] for part in parts]) for k in parts[0]} for o, parts in logs.items()}
 
 
+def overhead_run(game: str, n: int, threads: int, steps: int, front_end: str = "sb3", seed: int = 0) -> dict[str, Any]:
+    """Where a synchronous step's wall time goes, batch by batch, on one clock: Python's own around
+    each step() (time.perf_counter_ns) and the engine's task records (same clock). Medians in µs of:
+    the front-end and binding before the dispatch, the dispatch to the first task's start (a
+    worker's wake-up, or the caller's own start), the tasks' span, the last task's end to the
+    caller's wait returning (its wake-up), and from there to step() returning (rows, infos)."""
+    import time
+
+    from sb3_ale_vec import AleNativeVecEnv, AtariVectorEnv
+
+    env = AleNativeVecEnv(game, n, seed=seed, num_threads=threads) if front_end == "sb3" else \
+        AtariVectorEnv(game, n, num_threads=threads)
+    engine = _vectorizer(env)
+    rng = np.random.default_rng(seed)
+    n_actions = int(env.action_space.n if front_end == "sb3" else env.single_action_space.n)
+    actions = rng.integers(0, n_actions, (steps + 50, n))
+    calls = np.zeros((steps, 2), np.int64)
+    try:
+        env.reset() if front_end == "sb3" else env.reset(seed=seed)
+        for a in actions[:50]:
+            env.step(a)
+        engine._profile(True)
+        for t in range(steps):
+            calls[t, 0] = time.perf_counter_ns()
+            env.step(actions[50 + t])
+            calls[t, 1] = time.perf_counter_ns()
+        rec = engine._take_profile()
+        engine._profile(False)
+    finally:
+        env.close()
+    parts: dict[str, list[float]] = {k: [] for k in ("front-end and send", "dispatch to first task", "tasks",
+                                                       "last task to caller awake", "caller awake to return",
+                                                       "between steps", "step", "work / threads")}
+    for b in range(steps):
+        m = rec["batch"] == b
+        sent, first, last, woke = rec["sent_ns"][m].min(), rec["start_ns"][m].min(), rec["end_ns"][m].max(), rec["woke_ns"][m].max()
+        for key, value in (("front-end and send", sent - calls[b, 0]), ("dispatch to first task", first - sent),
+                           ("tasks", last - first), ("last task to caller awake", woke - last),
+                           ("caller awake to return", calls[b, 1] - woke), ("step", calls[b, 1] - calls[b, 0]),
+                           ("work / threads", (rec["end_ns"][m] - rec["start_ns"][m]).sum() / threads)):
+            parts[key].append(value / 1e3)
+        if b + 1 < steps:
+            parts["between steps"].append((calls[b + 1, 0] - calls[b, 1]) / 1e3)
+    return {k: {"median_us": float(np.median(v)), "mean_us": float(np.mean(v))} for k, v in parts.items()}
+
+
 def summarize(rec: dict[str, np.ndarray], threads: int) -> dict[str, Any]:
     """Step times by reset flag, and per batch each thread's idle time behind the batch's last env."""
     dur = (rec["end_ns"] - rec["start_ns"]) / 1e3  # µs
@@ -151,11 +197,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help="alternate blocks of batches: resets first (the engine's) and plain env-id order")
     parser.add_argument("--simulate", default="", metavar="THREADS",
                         help="comma-separated thread counts to replay the measured batches on (e.g. 16)")
+    parser.add_argument("--overhead", default="", metavar="FRONT_END",
+                        help="sb3 or ale: where each synchronous step's wall time goes (overhead_run), per "
+                             "game, num_envs and threads")
     parser.add_argument("--json", default=None, help="write the summaries to this file")
     args = parser.parse_args(argv)
     cores = os.cpu_count() or 1
     orders = (True, False) if args.compare else (True,)
     results: dict[str, Any] = {}
+    if args.overhead:
+        for game in args.game.split(","):
+            for n in [int(x) for x in args.num_envs.split(",")]:
+                for threads in sorted({cores if t == "all" else int(t) for t in args.threads.split(",")}):
+                    out = results[f"{game}|{n}|{threads}|{args.overhead}"] = overhead_run(
+                        game, n, threads, args.steps, args.overhead)
+                    print(f"\n{game}, num_envs={n}, {threads} thread(s), {args.overhead} front-end: µs per step, "
+                          "median (mean)")
+                    for k, v in out.items():
+                        print(f"  {k:<28} {v['median_us']:>9.1f} ({v['mean_us']:.1f})")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        return results
     for game in args.game.split(","):
         for n in [int(x) for x in args.num_envs.split(",")]:
             for threads in sorted({cores if t == "all" else int(t) for t in args.threads.split(",")}):

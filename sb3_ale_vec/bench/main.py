@@ -47,7 +47,8 @@ class Server:
         self.key = (peer, threads)
         env = None
         if peer == "sb3_ale_vec old":  # the other tree's own peers module and build
-            peer, env = "sb3_ale_vec", dict(os.environ, PYTHONPATH=os.path.abspath(self.old_tree or "."))
+            path = os.pathsep.join([os.path.abspath(self.old_tree or "."), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])
+            peer, env = "sb3_ale_vec", dict(os.environ, PYTHONPATH=path.rstrip(os.pathsep))
         self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench.peers", peer, game, str(n), str(threads),
                                       str(batch)], env=env, cwd="/" if env else None,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

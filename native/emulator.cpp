@@ -64,11 +64,10 @@ Emulator::Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& pa
 }
 
 void Emulator::set_reset_ahead(bool on) {
-  if (!on) {
-    ahead_.reset();
-  } else if (!ahead_) {
-    ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_);
-  }
+  // Off keeps the spare (an A/B switches back and forth): only what it prepared is dropped.
+  if (on && !ahead_) ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_);
+  if (!on && ahead_) ahead_->disarm();
+  ahead_on_ = on;
 }
 
 void Emulator::load(int32_t ale_seed) {
@@ -104,7 +103,7 @@ void Emulator::load(int32_t ale_seed) {
 }
 
 void Emulator::reset_game() {
-  if (ahead_ == nullptr) {
+  if (!ahead_on_) {
     ale_->reset_game();
   } else if (!ahead_->take(ale_)) {
     ale_->reset_game();

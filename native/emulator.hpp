@@ -70,7 +70,7 @@ class Emulator {
   /// Resets ahead of time on (a spare emulator) or off; not while a prepare may run (the engine's rule).
   void set_reset_ahead(bool on);
   /// ResetAhead::claim and prepare (any thread; false and nothing when off).
-  bool claim_prepare() { return ahead_ && ahead_->claim(); }
+  bool claim_prepare() { return ahead_on_ && ahead_->claim(); }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
   void prepare_reset() {
     if (ahead_) ahead_->prepare();
@@ -105,7 +105,8 @@ class Emulator {
   const int ale_max_frames_;
   PaletteCache& palettes_;
   std::unique_ptr<ale::ALEInterface> ale_;  // swapped with the spare by a reset computed ahead
-  std::unique_ptr<ResetAhead> ahead_;       // null: resets are emulated when they happen
+  std::unique_ptr<ResetAhead> ahead_;       // null until first switched on
+  bool ahead_on_ = false;                   // off: resets are emulated when they happen
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   GameStats stats_;

@@ -64,7 +64,11 @@ std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max
 }
 
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames)
-    : config_(config), ale_max_frames_(ale_max_frames) {}
+    : config_(config), ale_max_frames_(ale_max_frames), spare_(make_ale(config, ale_max_frames)) {
+  // Loaded now, on the thread that builds the env, not by the first prepare: a batch's first
+  // resets would otherwise queue one ROM load each behind the workers' next batches.
+  spare_->loadROM(config_.rom_path);
+}
 
 ResetAhead::~ResetAhead() { settle(); }
 
@@ -93,10 +97,9 @@ void ResetAhead::prepare() {
   int armed = kArmed;
   if (!status_.compare_exchange_strong(armed, kPreparing, std::memory_order_acq_rel)) return;
   try {
-    if (!spare_) {
-      spare_ = make_ale(config_, ale_max_frames_);
-      spare_->loadROM(config_.rom_path);
+    if (!probed_) {
       exact_ = reset_is_exact(config_, *spare_, base_);
+      probed_ = true;
     }
     if (!exact_) {
       status_.store(kIdle, std::memory_order_release);
@@ -109,7 +112,7 @@ void ResetAhead::prepare() {
   } catch (...) {
     // Nothing prepared: the live emulator resets itself, as without this.
     exact_ = false;
-    spare_.reset();
+    probed_ = true;
     status_.store(kIdle, std::memory_order_release);
   }
 }

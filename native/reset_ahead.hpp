@@ -27,6 +27,7 @@ std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max
 
 class ResetAhead {
  public:
+  /// Loads the spare emulator's ROM (the caller's thread: the env's build task).
   ResetAhead(const EnvConfig& config, int ale_max_frames);
   ~ResetAhead();  // waits for a prepare running on another thread
   ResetAhead(const ResetAhead&) = delete;
@@ -59,6 +60,7 @@ class ResetAhead {
   std::atomic<int> status_{kIdle};
   std::atomic<bool> claimed_{false};
   int64_t taken_ = 0;
+  bool probed_ = false;
   bool exact_ = true;   // this ROM's reset keeps nothing of the state before it (the probe's verdict)
 };
 

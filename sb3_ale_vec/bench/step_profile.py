@@ -26,13 +26,8 @@ def _vectorizer(env: Any) -> Any:
 
 
 def profile_run(game: str, n: int, threads: int, steps: int, seed: int = 0, autoreset: str = "next_step",
-                orders: tuple[bool, ...] = (True,), block: int = 50, switch: str = "_resets_first",
-                walls: dict[bool, list[float]] | None = None) -> dict[bool, dict[str, np.ndarray]]:
-    """Steps `steps` batches after a warm-up; returns each setting's task records. `switch` is the
-    engine attribute the settings in `orders` go to, block by block; `walls` gets each block's
-    wall time per batch (µs), for paired ratios."""
-    import time
-
+                orders: tuple[bool, ...] = (True,), block: int = 50) -> dict[bool, dict[str, np.ndarray]]:
+    """Steps `steps` batches after a warm-up; returns each scheduling's task records."""
     from sb3_ale_vec import AtariVectorEnv
 
     env = AtariVectorEnv(game, n, num_threads=threads, autoreset_mode=autoreset.capitalize().replace("_s", "S"))
@@ -47,14 +42,11 @@ def profile_run(game: str, n: int, threads: int, steps: int, seed: int = 0, auto
         done = 0
         while done < steps:
             for order in orders:
-                if hasattr(engine, switch):
-                    setattr(engine, switch, order)
+                if hasattr(engine, "_resets_first"):
+                    engine._resets_first = order
                 engine._profile(True)
-                start, count = time.perf_counter(), min(block, steps - done)
-                for _ in range(count):
+                for _ in range(min(block, steps - done)):
                     env.step(rng.integers(0, n_actions, n))
-                if walls is not None:
-                    walls.setdefault(order, []).append((time.perf_counter() - start) * 1e6 / count)
                 logs[order].append(engine._take_profile())
                 engine._profile(False)
             done += block
@@ -203,9 +195,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--autoreset", default="next_step", choices=["next_step", "same_step"])
     parser.add_argument("--compare", action="store_true",
                         help="alternate blocks of batches: resets first (the engine's) and plain env-id order")
-    parser.add_argument("--compare-ahead", action="store_true",
-                        help="alternate blocks of batches: resets computed ahead (the engine's default with "
-                             "more than one thread) and made when the episode ends; paired wall-time ratios")
     parser.add_argument("--simulate", default="", metavar="THREADS",
                         help="comma-separated thread counts to replay the measured batches on (e.g. 16)")
     parser.add_argument("--overhead", default="", metavar="FRONT_END",
@@ -233,19 +222,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for game in args.game.split(","):
         for n in [int(x) for x in args.num_envs.split(",")]:
             for threads in sorted({cores if t == "all" else int(t) for t in args.threads.split(",")}):
-                walls: dict[bool, list[float]] = {}
-                switch = "_reset_ahead" if args.compare_ahead else "_resets_first"
-                logs = profile_run(game, n, threads, args.steps, autoreset=args.autoreset,
-                                   orders=(True, False) if args.compare_ahead else orders, switch=switch, walls=walls)
-                if args.compare_ahead:
-                    ratio = np.array(walls[False]) / np.array(walls[True])
-                    print(f"\n{game}, num_envs={n}, {threads} thread(s): a batch takes {np.median(walls[True]):.0f} µs "
-                          f"with resets ahead, {np.median(walls[False]):.0f} µs without (medians of {ratio.size} "
-                          f"blocks); paired ratio without / with: median {np.median(ratio):.3f}, quartiles "
-                          f"{np.quantile(ratio, 0.25):.3f}-{np.quantile(ratio, 0.75):.3f}")
+                logs = profile_run(game, n, threads, args.steps, autoreset=args.autoreset, orders=orders)
                 for order, rec in logs.items():
-                    names = ("resets ahead", "resets inline") if args.compare_ahead else ("resets first", "env-id order")
-                    label = (names[0] if order else names[1]) + f", {args.autoreset}"
+                    label = ("resets first" if order else "env-id order") + f", {args.autoreset}"
                     s = summarize(rec, threads)
                     report(game, n, threads, label, s)
                     for t in [int(x) for x in args.simulate.split(",") if x]:

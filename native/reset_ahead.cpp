@@ -36,22 +36,69 @@ std::string reset_outcome(ale::ALEInterface& ale, const ale::ALEState& base, int
          std::string(reinterpret_cast<const char*>(screen.getArray()), screen.arraySize());
 }
 
+using Verdicts = std::map<std::tuple<std::string, int, int>, bool>;
+
+// Verdicts per ROM, mode and difficulty, for the whole process.
+Verdicts& verdicts(std::mutex*& mutex) {
+  static std::mutex m;
+  static Verdicts v;
+  mutex = &m;
+  return v;
+}
+
+std::tuple<std::string, int, int> key(const EnvConfig& config) {
+  return std::make_tuple(config.rom_path, config.mode, config.difficulty);
+}
+
 // Whether this ROM (mode, difficulty) resets to the same state whatever the state before: two resets
 // from different RAM contents and play must agree. ALE's RAM survives a system reset; most ROMs
-// clear it at start-up, a few (measured: 7 of ALE's 104 games) keep some of it. Once per process.
+// clear it at start-up, some keep part of it. Once per process; a failed check (take) overrules it.
 bool reset_is_exact(const EnvConfig& config, ale::ALEInterface& spare, const ale::ALEState& base) {
-  static std::mutex mutex;
-  static std::map<std::tuple<std::string, int, int>, bool> verdicts;
-  const auto key = std::make_tuple(config.rom_path, config.mode, config.difficulty);
+  std::mutex* mutex = nullptr;
+  Verdicts& all = verdicts(mutex);
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto found = verdicts.find(key);
-    if (found != verdicts.end()) return found->second;
+    std::lock_guard<std::mutex> lock(*mutex);
+    const auto found = all.find(key(config));
+    if (found != all.end()) return found->second;
   }
   const bool exact = reset_outcome(spare, base, 0) == reset_outcome(spare, base, 1);
+  std::lock_guard<std::mutex> lock(*mutex);
+  return all.emplace(key(config), exact).first->second;
+}
+
+bool still_exact(const EnvConfig& config) {
+  std::mutex* mutex = nullptr;
+  Verdicts& all = verdicts(mutex);
+  std::lock_guard<std::mutex> lock(*mutex);
+  const auto found = all.find(key(config));
+  return found == all.end() || found->second;
+}
+
+// The first kChecks resets of each ROM in the process are also made for real and compared.
+constexpr int kChecks = 2;
+
+bool check_this_one(const EnvConfig& config) {
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, int, int>, int> checked;
   std::lock_guard<std::mutex> lock(mutex);
-  verdicts.emplace(key, exact);
-  return exact;
+  int& count = checked[key(config)];
+  return count < kChecks && ++count > 0;
+}
+
+void refuse(const EnvConfig& config) {
+  std::mutex* mutex = nullptr;
+  Verdicts& all = verdicts(mutex);
+  std::lock_guard<std::mutex> lock(*mutex);
+  all[key(config)] = false;
+}
+
+// What a reset left: the saved state (frame counters included), the RAM and the screen.
+std::string state_of(ale::ALEInterface& ale) {
+  ale::ALEState state = ale.cloneState();
+  const auto& ram = ale.getRAM();
+  const auto& screen = ale.getScreen();
+  return state.serialize() + std::string(reinterpret_cast<const char*>(ram.array()), ram.size()) +
+         std::string(reinterpret_cast<const char*>(screen.getArray()), screen.arraySize());
 }
 
 }  // namespace
@@ -135,16 +182,28 @@ bool ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
     ale::stella::Deserializer in(rng.get_str());
     spare_->environment->getEnvironmentRNG().loadState(in);
   }
-  const int frame = live->getFrameNumber();
-  std::swap(live, spare_);
   // The reset counted `counted` frames of its own (the select presses of a ROM's mode, none for
-  // most): the live counter goes on from `frame` by as many, the episode's counter holds them.
-  ale::ALEState state = live->environment->getState();
+  // most): the live counter goes on from the live frame by as many, the episode's holds them.
+  ale::ALEState state = spare_->environment->getState();
   const int counted = state.getEpisodeFrameNumber();
-  state.incrementFrame(frame - state.getFrameNumber());
+  state.incrementFrame(live->getFrameNumber() - state.getFrameNumber());
   state.resetEpisodeFrameNumber();
   state.incrementFrame(counted);
-  live->environment->setState(state);
+  spare_->environment->setState(state);
+  if (!still_exact(config_) || check_this_one(config_)) {
+    // A ROM's first resets in the process are also made for real and compared: one that keeps,
+    // say, a high score across resets only shows it after real play, which the probe cannot
+    // make. One difference and the ROM resets for real from then on, in every env.
+    live->reset_game();
+    if (!still_exact(config_) || state_of(*live) != state_of(*spare_)) {
+      refuse(config_);
+      exact_ = false;
+    }
+    status_.store(kIdle, std::memory_order_release);
+    arm(*live);
+    return true;
+  }
+  std::swap(live, spare_);
   ++taken_;
   claimed_.store(false, std::memory_order_relaxed);
   status_.store(kArmed, std::memory_order_release);

@@ -6,7 +6,8 @@
 // the environment RNG, and draws
 // the system RNG (saved in the emulator's state) once. Its outcome depends on the state before it
 // only through what the system reset keeps: the RAM, for the few ROMs whose start-up code does not
-// clear it, which a probe finds (below). So a spare emulator that restores the state the live one
+// clear it, which a probe finds, and the few that keep something only after real play (a high
+// score), which a ROM's first resets in the process, made for real too and compared, find. So a spare emulator that restores the state the live one
 // had right after its last reset, and resets, reaches the state the live one reaches when it resets
 // at the end of its episode; what the state does not carry (the screen, the TIA's buffers, the last
 // actions sticky actions repeat) the spare made itself by emulating the reset. After the swap the
@@ -38,7 +39,8 @@ class ResetAhead {
   /// Live thread, before the live emulator reloads its ROM (a seeded reset): nothing prepared holds.
   void disarm();
   /// Live thread, in reset_game(): swaps the prepared emulator in and returns true (waiting for a
-  /// prepare already running), or returns false: the live emulator resets itself.
+  /// prepare already running), or returns false: the live emulator resets itself. A ROM's first
+  /// takes in the process reset the live emulator for real and compare (true, nothing swapped).
   bool take(std::unique_ptr<ale::ALEInterface>& live);
 
   /// Whether a prepare has work and nobody was told yet: true once per arm (the engine queues it).

@@ -66,7 +66,7 @@ def test_sb3_preset_equals_with_and_without():
 
 @pytest.mark.slow  # every ROM ale-py ships, two short runs each: about 100 s
 def test_every_rom_equals_with_and_without():
-    actions = np.random.default_rng(4).integers(0, 3, (2, 70))
+    actions = np.random.default_rng(4).integers(0, 3, (2, 100))
     refused, games = [], []
     for game in roms.get_all_rom_ids():
         try:
@@ -81,6 +81,7 @@ def test_every_rom_equals_with_and_without():
         assert runs[0][1] == 0
         if runs[1][1] == 0:
             refused.append(game)
-    # The probe refuses the ROMs whose reset keeps RAM; most reset cleanly.
+    # The probe refuses the ROMs whose reset keeps RAM, and a ROM's first resets are checks: most swap.
     assert len(refused) < len(games) // 4, refused
-    print(f"{len(games)} ROMs; the probe refused {len(refused)}: {refused}")
+    print(f"{len(games)} ROMs; no swap in this short run for {len(refused)} (refused by the probe, or their "
+          f"only resets were the real-reset checks): {refused}")

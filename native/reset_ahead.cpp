@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -21,77 +22,6 @@ void pause() {
 #endif
 }
 
-// What a reset from `base` leads to after 64 frames of play (actions picked by `variant`) and the
-// RAM overwritten with a `variant` pattern: the whole saved state, the RAM and the screen.
-std::string reset_outcome(ale::ALEInterface& ale, const ale::ALEState& base, int variant) {
-  ale.restoreState(base);
-  const ale::ActionVect actions = ale.getLegalActionSet();
-  for (size_t f = 0; f < 64; ++f) ale.act(actions[(f * (2 * variant + 1) + variant) % actions.size()]);
-  for (size_t b = 0; b < 128; ++b) ale.setRAM(b, static_cast<ale::byte_t>(b * 37 + variant * 101 + 1));
-  ale.reset_game();
-  ale::ALEState state = ale.cloneState();
-  const auto& ram = ale.getRAM();
-  const auto& screen = ale.getScreen();
-  return state.serialize() + std::string(reinterpret_cast<const char*>(ram.array()), ram.size()) +
-         std::string(reinterpret_cast<const char*>(screen.getArray()), screen.arraySize());
-}
-
-using Verdicts = std::map<std::tuple<std::string, int, int>, bool>;
-
-// Verdicts per ROM, mode and difficulty, for the whole process.
-Verdicts& verdicts(std::mutex*& mutex) {
-  static std::mutex m;
-  static Verdicts v;
-  mutex = &m;
-  return v;
-}
-
-std::tuple<std::string, int, int> key(const EnvConfig& config) {
-  return std::make_tuple(config.rom_path, config.mode, config.difficulty);
-}
-
-// Whether this ROM (mode, difficulty) resets to the same state whatever the state before: two resets
-// from different RAM contents and play must agree. ALE's RAM survives a system reset; most ROMs
-// clear it at start-up, some keep part of it. Once per process; a failed check (take) overrules it.
-bool reset_is_exact(const EnvConfig& config, ale::ALEInterface& spare, const ale::ALEState& base) {
-  std::mutex* mutex = nullptr;
-  Verdicts& all = verdicts(mutex);
-  {
-    std::lock_guard<std::mutex> lock(*mutex);
-    const auto found = all.find(key(config));
-    if (found != all.end()) return found->second;
-  }
-  const bool exact = reset_outcome(spare, base, 0) == reset_outcome(spare, base, 1);
-  std::lock_guard<std::mutex> lock(*mutex);
-  return all.emplace(key(config), exact).first->second;
-}
-
-bool still_exact(const EnvConfig& config) {
-  std::mutex* mutex = nullptr;
-  Verdicts& all = verdicts(mutex);
-  std::lock_guard<std::mutex> lock(*mutex);
-  const auto found = all.find(key(config));
-  return found == all.end() || found->second;
-}
-
-// The first kChecks resets of each ROM in the process are also made for real and compared.
-constexpr int kChecks = 2;
-
-bool check_this_one(const EnvConfig& config) {
-  static std::mutex mutex;
-  static std::map<std::tuple<std::string, int, int>, int> checked;
-  std::lock_guard<std::mutex> lock(mutex);
-  int& count = checked[key(config)];
-  return count < kChecks && ++count > 0;
-}
-
-void refuse(const EnvConfig& config) {
-  std::mutex* mutex = nullptr;
-  Verdicts& all = verdicts(mutex);
-  std::lock_guard<std::mutex> lock(*mutex);
-  all[key(config)] = false;
-}
-
 // What a reset left: the saved state (frame counters included), the RAM and the screen.
 std::string state_of(ale::ALEInterface& ale) {
   ale::ALEState state = ale.cloneState();
@@ -99,6 +29,62 @@ std::string state_of(ale::ALEInterface& ale) {
   const auto& screen = ale.getScreen();
   return state.serialize() + std::string(reinterpret_cast<const char*>(ram.array()), ram.size()) +
          std::string(reinterpret_cast<const char*>(screen.getArray()), screen.arraySize());
+}
+
+// What a reset from `base` leads to after 64 frames of play (actions picked by `variant`) and the
+// RAM overwritten with a `variant` pattern.
+std::string reset_outcome(ale::ALEInterface& ale, const ale::ALEState& base, int variant) {
+  ale.restoreState(base);
+  const ale::ActionVect actions = ale.getLegalActionSet();
+  for (size_t f = 0; f < 64; ++f) ale.act(actions[(f * (2 * variant + 1) + variant) % actions.size()]);
+  for (size_t b = 0; b < 128; ++b) ale.setRAM(b, static_cast<ale::byte_t>(b * 37 + variant * 101 + 1));
+  ale.reset_game();
+  return state_of(ale);
+}
+
+// The first kChecks resets of each ROM in the process are also made for real and compared.
+constexpr int kChecks = 2;
+
+// Per ROM, mode and difficulty, for the whole process: whether its reset is exact (absent: not
+// probed yet) and how many of its resets were checked against a real one.
+class Verdicts {
+ public:
+  static Verdicts& get() {
+    static Verdicts all;
+    return all;
+  }
+  std::optional<bool> exact(const EnvConfig& config) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = exact_.find(key(config));
+    return found == exact_.end() ? std::nullopt : std::optional<bool>(found->second);
+  }
+  /// The first verdict stands (a refusal overrules any).
+  bool set(const EnvConfig& config, bool exact) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, fresh] = exact_.emplace(key(config), exact);
+    if (!exact) it->second = false;
+    return it->second;
+  }
+  bool check_this_one(const EnvConfig& config) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int& count = checked_[key(config)];
+    return count < kChecks && ++count > 0;
+  }
+
+ private:
+  using Key = std::tuple<std::string, int, int>;
+  static Key key(const EnvConfig& c) { return std::make_tuple(c.rom_path, c.mode, c.difficulty); }
+  std::mutex mutex_;
+  std::map<Key, bool> exact_;
+  std::map<Key, int> checked_;
+};
+
+// Whether this ROM (mode, difficulty) resets to the same state whatever the state before: two resets
+// from different RAM contents and play must agree. ALE's RAM survives a system reset; most ROMs
+// clear it at start-up, some keep part of it. Once per process; a failed check (take) overrules it.
+bool reset_is_exact(const EnvConfig& config, ale::ALEInterface& spare, const ale::ALEState& base) {
+  if (const auto known = Verdicts::get().exact(config)) return *known;
+  return Verdicts::get().set(config, reset_outcome(spare, base, 0) == reset_outcome(spare, base, 1));
 }
 
 }  // namespace
@@ -111,7 +97,7 @@ std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max
 }
 
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames)
-    : config_(config), ale_max_frames_(ale_max_frames), spare_(make_ale(config, ale_max_frames)) {
+    : config_(config), spare_(make_ale(config, ale_max_frames)) {
   // Loaded now, on the thread that builds the env, not by the first prepare: a batch's first
   // resets would otherwise queue one ROM load each behind the workers' next batches.
   spare_->loadROM(config_.rom_path);
@@ -190,13 +176,13 @@ bool ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
   state.resetEpisodeFrameNumber();
   state.incrementFrame(counted);
   spare_->environment->setState(state);
-  if (!still_exact(config_) || check_this_one(config_)) {
+  if (!Verdicts::get().exact(config_).value_or(true) || Verdicts::get().check_this_one(config_)) {
     // A ROM's first resets in the process are also made for real and compared: one that keeps,
     // say, a high score across resets only shows it after real play, which the probe cannot
     // make. One difference and the ROM resets for real from then on, in every env.
     live->reset_game();
-    if (!still_exact(config_) || state_of(*live) != state_of(*spare_)) {
-      refuse(config_);
+    if (!Verdicts::get().exact(config_).value_or(true) || state_of(*live) != state_of(*spare_)) {
+      Verdicts::get().set(config_, false);
       exact_ = false;
     }
     status_.store(kIdle, std::memory_order_release);

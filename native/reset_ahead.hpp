@@ -56,7 +56,6 @@ class ResetAhead {
   void settle();
 
   const EnvConfig config_;
-  const int ale_max_frames_;
   std::unique_ptr<ale::ALEInterface> spare_;
   ale::ALEState base_;  // the live emulator's state right after its last reset (system RNG included)
   std::atomic<int> status_{kIdle};

@@ -62,6 +62,7 @@ class AtariEnv {
   /// Resets computed ahead of time (ResetAhead): on or off (no prepare may be running), whether a
   /// prepare is due (true once per reset), and the prepare itself (any thread, one at a time).
   void set_reset_ahead(bool on) { emu_.set_reset_ahead(on); }
+  void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
   bool claim_prepare() { return emu_.claim_prepare(); }
   void prepare_reset() { emu_.prepare_reset(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }

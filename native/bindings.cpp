@@ -75,8 +75,11 @@ PYBIND11_MODULE(_engine, m) {
       .def_property("_resets_first", &PyVectorizer::resets_first, &PyVectorizer::set_resets_first,
                     "Benchmark: a full batch queues the envs that will reset first (default True).")
       .def_property("_reset_ahead", &PyVectorizer::reset_ahead, &PyVectorizer::set_reset_ahead,
-                    "Benchmark: idle workers compute each env's next reset ahead of time (default: True "
-                    "with more than one thread); nothing may be in flight to change it.")
+                    "Benchmark: threads at idle priority compute each env's next reset ahead of time "
+                    "(default: True with more than one thread); nothing may be in flight to change it.")
+      .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
+                    "Tests: resets ahead on, and an env whose prepare has not run yet waits for it at its "
+                    "episode's end (instead of resetting for real), so that a busy machine still swaps.")
       .def_property_readonly("_resets_taken", &PyVectorizer::resets_taken,
                              "Benchmark: resets the envs took from their spare emulators so far.")
       .def_property_readonly("pending", &PyVectorizer::pending)

@@ -69,6 +69,10 @@ class Emulator {
   void reset_game();
   /// Resets ahead of time on (a spare emulator) or off; not while a prepare may run (the engine's rule).
   void set_reset_ahead(bool on);
+  /// ResetAhead::wait_for_prepares (tests), once resets ahead were switched on.
+  void wait_for_prepares(bool on) {
+    if (ahead_) ahead_->wait_for_prepares(on);
+  }
   /// ResetAhead::claim and prepare (any thread; false and nothing when off).
   bool claim_prepare() { return ahead_on_ && ahead_->claim(); }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }

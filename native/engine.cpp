@@ -31,8 +31,9 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       resize_(kScreenHeight, kScreenWidth, first(configs).img_height, first(configs).img_width,
               first(configs).channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
-            [this](int i) { run_env(i); }, [this](int i) { prepare_env(i); }) {
+            [this](int i) { run_env(i); }) {
   reset_ahead_ = pool_.size() > 1;
+  if (reset_ahead_) start_background();
   const int n = static_cast<int>(configs_.size());
   if (batch_size_ < 1 || batch_size_ > n) {
     throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
@@ -196,21 +197,34 @@ void Engine::run_env(int i) {
     r.start_ns = start;
     r.end_ns = profile_.now_ns();
   }
-  // An env that has just reset has its next reset to prepare: a worker's idle time does it.
+  // An env that has just reset has its next reset to prepare: time no thread of ours wants does it.
   const auto e = static_cast<size_t>(i);
-  if (reset_ahead_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) pool_.submit_background(i);
+  if (reset_ahead_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) background_->submit(i);
 }
 
 void Engine::prepare_env(int i) { envs_[static_cast<size_t>(i)]->prepare_reset(); }
 
-void Engine::set_reset_ahead(bool on) {
+void Engine::set_reset_ahead(bool on, bool wait) {
   const Driver driver(*this);
   if (in_flight() > 0) throw std::logic_error("set_reset_ahead() needs no env in flight: recv() them first");
+  if (on && !background_) start_background();
   reset_ahead_ = on;
+  wait_for_prepares_ = wait;
   for (int i = 0; i < num_envs(); ++i) {
-    pool_.drop_background(i);
-    if (envs_[static_cast<size_t>(i)]) envs_[static_cast<size_t>(i)]->set_reset_ahead(on);
+    if (background_) background_->drop(i);
+    if (envs_[static_cast<size_t>(i)]) apply_reset_ahead(static_cast<size_t>(i));
   }
+}
+
+void Engine::start_background() {
+  // As many as the pool's workers: they run only in time that no thread of ours (nor any other
+  // program) wants, so more would only compete with each other.
+  background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), [this](int i) { prepare_env(i); });
+}
+
+void Engine::apply_reset_ahead(size_t e) {
+  envs_[e]->set_reset_ahead(reset_ahead_);
+  envs_[e]->wait_for_prepares(wait_for_prepares_);
 }
 
 int64_t Engine::resets_taken() const {
@@ -240,13 +254,13 @@ void Engine::run_op(int i) {
     switch (op.kind) {
       case Op::kBuild:
         envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
-        envs_[e]->set_reset_ahead(reset_ahead_);
+        apply_reset_ahead(e);
         break;
       case Op::kReset:
-        if (failed_[e]) {  // a fresh emulator, once no worker prepares the old one's reset
-          pool_.drop_background(i);
+        if (failed_[e]) {  // a fresh emulator, once no background thread prepares the old one's reset
+          if (background_) background_->drop(i);
           envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
-          envs_[e]->set_reset_ahead(reset_ahead_);
+          apply_reset_ahead(e);
         }
         envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);
         results_[e] = StepResult{};

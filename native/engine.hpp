@@ -15,6 +15,7 @@
 #include "atari_env.hpp"
 #include "config.hpp"
 #include "frame_ops.hpp"
+#include "background.hpp"
 #include "task_profile.hpp"
 #include "thread_pool.hpp"
 
@@ -95,11 +96,13 @@ class Engine {
   /// off for the benchmark's A/B against the plain env-id order.
   bool resets_first() const { return resets_first_; }
   void set_resets_first(bool on) { resets_first_ = on; }
-  /// Whether each env's next reset is computed ahead of time by idle workers (ResetAhead); on by
-  /// default with more than one thread (one thread has no idle worker), off for the A/B. No env
-  /// may be in flight to change it.
+  /// Whether each env's next reset is computed ahead of time (ResetAhead) by threads at idle
+  /// priority: on by default with more than one thread (one thread is one core: nothing idle to
+  /// use), off for the A/B. `wait` (tests): an env whose prepare has not run waits for it at its
+  /// episode's end instead of resetting for real. No env may be in flight to change it.
   bool reset_ahead() const { return reset_ahead_; }
-  void set_reset_ahead(bool on);
+  void set_reset_ahead(bool on, bool wait = false);
+  bool wait_for_prepares() const { return wait_for_prepares_; }
   /// Resets the envs took from their spare emulators so far (envs rebuilt after a failure start at 0).
   int64_t resets_taken() const;
   /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env
@@ -118,7 +121,9 @@ class Engine {
   };
 
   void run_env(int i);
-  void prepare_env(int i);  // a worker's background task: env i's next reset
+  void prepare_env(int i);  // a background task: env i's next reset
+  void apply_reset_ahead(size_t e);  // env e's switches as the engine's
+  void start_background();
   void run_op(int i);
   void check_ids(const std::vector<int>& ids, size_t values) const;
   void dispatch(const std::vector<int>& ids, uint8_t* rows);
@@ -143,8 +148,10 @@ class Engine {
   TaskProfile profile_;
   bool resets_first_ = true;
   bool reset_ahead_ = false;
+  bool wait_for_prepares_ = false;
   bool interrupted_ = false;  // a batch was cancelled part-way: only a reset makes envs agree again
-  ThreadPool pool_;  // last: destroyed first, so no worker outlives the state its tasks touch
+  std::unique_ptr<Background> background_;  // made when resets ahead are first switched on
+  ThreadPool pool_;  // last: destroyed first (its tasks queue background ones), then background_
 };
 
 }  // namespace sb3ale

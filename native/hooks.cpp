@@ -158,6 +158,20 @@ void add_hooks(py::module_& m) {
         py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),
         "Benchmark: the frames one ALE reset_game() emulates beyond those getFrameNumber() counts.");
+  m.def(
+      "_probe_reset",
+      [](const std::string& rom_path, int mode, int difficulty, float repeat_action_probability) {
+        EnvConfig config;
+        config.rom_path = rom_path;
+        config.mode = mode;
+        config.difficulty = difficulty;
+        config.repeat_action_probability = repeat_action_probability;
+        py::gil_scoped_release release;
+        return probe_reset(config);
+      },
+      py::arg("rom_path"), py::arg("mode") = -1, py::arg("difficulty") = -1, py::arg("repeat_action_probability") = 0.0f,
+      "Docs and tests: the resets-ahead probe's verdict on a ROM, mode, difficulty and sticky setting from a "
+      "fresh emulator: '' when its reset keeps nothing of play, else why not.");
 }
 
 }  // namespace sb3ale

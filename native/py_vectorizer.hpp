@@ -215,6 +215,12 @@ class PyVectorizer {
     py::gil_scoped_release release;  // waits for a prepare that is running
     engine.set_reset_ahead(on);
   }
+  bool reset_ahead_wait() { return get().engine().wait_for_prepares(); }
+  void set_reset_ahead_wait(bool wait) {
+    sb3ale::Engine& engine = get().engine();
+    py::gil_scoped_release release;
+    engine.set_reset_ahead(true, wait);
+  }
   bool pending() { return vec_ && vec_->expected() > 0; }
   void inject_fault(int i) { get().engine().inject_fault(i); }
   bool closed() const { return !vec_ || close_requested_; }

@@ -1,91 +1,139 @@
 #include "reset_ahead.hpp"
 
+#include <chrono>
 #include <map>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <thread>
 #include <tuple>
 
-#include "ale/emucore/Deserializer.hxx"
 #include "ale/emucore/Serializer.hxx"
+#include "ale/emucore/Deserializer.hxx"
 
 namespace sb3ale {
 
 namespace {
 
-void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
-
-// What a reset left: the saved state (frame counters included), the RAM and the screen.
+// What a reset left, the frame counter aside: the saved state (with the frames the reset counted
+// itself as both counters), the RAM and the screen. The environment RNG is not in it (see take).
 std::string state_of(ale::ALEInterface& ale) {
   ale::ALEState state = ale.cloneState();
+  const int counted = state.getEpisodeFrameNumber();
+  state.incrementFrame(-state.getFrameNumber());
+  state.resetEpisodeFrameNumber();
+  state.incrementFrame(counted);
   const auto& ram = ale.getRAM();
   const auto& screen = ale.getScreen();
   return state.serialize() + std::string(reinterpret_cast<const char*>(ram.array()), ram.size()) +
          std::string(reinterpret_cast<const char*>(screen.getArray()), screen.arraySize());
 }
 
-// What a reset from `base` leads to after 64 frames of play (actions picked by `variant`) and the
-// RAM overwritten with a `variant` pattern.
-std::string reset_outcome(ale::ALEInterface& ale, const ale::ALEState& base, int variant) {
-  ale.restoreState(base);
-  const ale::ActionVect actions = ale.getLegalActionSet();
-  for (size_t f = 0; f < 64; ++f) ale.act(actions[(f * (2 * variant + 1) + variant) % actions.size()]);
-  for (size_t b = 0; b < 128; ++b) ale.setRAM(b, static_cast<ale::byte_t>(b * 37 + variant * 101 + 1));
-  ale.reset_game();
-  return state_of(ale);
+std::string rng_of(ale::ALEInterface& ale) {
+  ale::stella::Serializer out;
+  ale.environment->getEnvironmentRNG().saveState(out);
+  return out.get_str();
 }
 
-// The first kChecks resets of each ROM in the process are also made for real and compared.
+// `frames` frames of play from the state `ale` is in: legal actions held 1-16 frames each, drawn
+// from `seed`, until the game is over (the score then shown, a kept high score among it).
+void play(ale::ALEInterface& ale, uint64_t seed, int frames) {
+  const ale::ActionVect actions = ale.getLegalActionSet();
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (int f = 0; f < frames && !ale.game_over(false);) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const ale::Action action = actions[(x >> 33) % actions.size()];
+    for (int hold = 1 + static_cast<int>(x >> 60); hold > 0 && f < frames; --hold, ++f) ale.act(action);
+  }
+}
+
+// Whether a reset from `base` keeps nothing of play ("" if so, else why not): resets after plays of
+// 500, 3,000 and 10,000 frames, and after short plays with the whole RAM overwritten (ALE keeps the
+// RAM across a system reset; most ROMs clear it at start-up, some keep part of it), must equal the
+// reset without play. With sticky actions, a reset must not draw the environment RNG: its outcome
+// would then depend on the draws made before it (a mode's set-up that calls act()).
+std::string probe_from(const EnvConfig& config, const ale::ALEState& base) {
+  auto ale = make_ale(config, 0);  // no frame limit: play as long as the probe asks
+  ale->loadROM(config.rom_path);
+  ale->restoreState(base);
+  const std::string rng = rng_of(*ale);
+  ale->reset_game();
+  if (config.repeat_action_probability > 0 && rng_of(*ale) != rng) {
+    return "with sticky actions its reset draws the environment RNG (the mode's set-up acts)";
+  }
+  const std::string reference = state_of(*ale);
+  const int frames[] = {500, 3000, 10000};
+  for (int v = 0; v < 3; ++v) {
+    ale->restoreState(base);
+    play(*ale, static_cast<uint64_t>(v), frames[v]);
+    ale->reset_game();
+    if (state_of(*ale) != reference) return "its reset keeps something of play (" + std::to_string(frames[v]) + " frames)";
+  }
+  for (int v = 0; v < 2; ++v) {
+    ale->restoreState(base);
+    play(*ale, static_cast<uint64_t>(v + 3), 64);
+    for (size_t b = 0; b < 128; ++b) ale->setRAM(b, static_cast<ale::byte_t>(b * 37 + v * 101 + 1));
+    ale->reset_game();
+    if (state_of(*ale) != reference) return "its reset keeps RAM";
+  }
+  return "";
+}
+
+// The first kChecks prepared resets of each ROM (mode, difficulty, sticky setting) in the process
+// are also made for real and compared: something only real play shows (a high score kept across
+// resets) shows there. Swaps start once they all agreed; one difference refuses the ROM for good.
 constexpr int kChecks = 2;
 
-// Per ROM, mode and difficulty, for the whole process: whether its reset is exact (absent: not
-// probed yet) and how many of its resets were checked against a real one.
 class Verdicts {
  public:
+  // Never destroyed: a background thread may still read it while the process exits.
   static Verdicts& get() {
-    static Verdicts all;
-    return all;
+    static Verdicts* all = new Verdicts;
+    return *all;
   }
-  std::optional<bool> exact(const EnvConfig& config) {
+  bool refused(const EnvConfig& c) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto found = exact_.find(key(config));
-    return found == exact_.end() ? std::nullopt : std::optional<bool>(found->second);
+    return entry(c).refused;
   }
-  /// The first verdict stands (a refusal overrules any).
-  bool set(const EnvConfig& config, bool exact) {
+  /// Probes `c` from `base` unless a verdict exists (one probe at a time: the others wait for it).
+  void probe(const EnvConfig& c, const ale::ALEState& base) {
+    std::lock_guard<std::mutex> probing(probing_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (entry(c).probed || entry(c).refused) return;
+    }
+    std::string why = probe_from(c, base);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto [it, fresh] = exact_.emplace(key(config), exact);
-    if (!exact) it->second = false;
-    return it->second;
+    Entry& e = entry(c);
+    e.probed = true;
+    e.refused = e.refused || !why.empty();
   }
-  bool check_this_one(const EnvConfig& config) {
+  bool check_due(const EnvConfig& c) {
     std::lock_guard<std::mutex> lock(mutex_);
-    int& count = checked_[key(config)];
-    return count < kChecks && ++count > 0;
+    const Entry& e = entry(c);
+    return !e.refused && e.passed < kChecks;
+  }
+  void checked(const EnvConfig& c, bool same) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& e = entry(c);
+    e.passed += same ? 1 : 0;
+    e.refused = e.refused || !same;
+  }
+  bool swap_allowed(const EnvConfig& c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const Entry& e = entry(c);
+    return e.probed && !e.refused && e.passed >= kChecks;
   }
 
  private:
-  using Key = std::tuple<std::string, int, int>;
-  static Key key(const EnvConfig& c) { return std::make_tuple(c.rom_path, c.mode, c.difficulty); }
+  struct Entry {
+    bool probed = false;
+    bool refused = false;
+    int passed = 0;
+  };
+  Entry& entry(const EnvConfig& c) {
+    return all_[std::make_tuple(c.rom_path, c.mode, c.difficulty, c.repeat_action_probability > 0)];
+  }
   std::mutex mutex_;
-  std::map<Key, bool> exact_;
-  std::map<Key, int> checked_;
+  std::mutex probing_;
+  std::map<std::tuple<std::string, int, int, bool>, Entry> all_;
 };
-
-// Whether this ROM (mode, difficulty) resets to the same state whatever the state before: two resets
-// from different RAM contents and play must agree. ALE's RAM survives a system reset; most ROMs
-// clear it at start-up, some keep part of it. Once per process; a failed check (take) overrules it.
-bool reset_is_exact(const EnvConfig& config, ale::ALEInterface& spare, const ale::ALEState& base) {
-  if (const auto known = Verdicts::get().exact(config)) return *known;
-  return Verdicts::get().set(config, reset_outcome(spare, base, 0) == reset_outcome(spare, base, 1));
-}
 
 }  // namespace
 
@@ -96,70 +144,87 @@ std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max
   return ale;
 }
 
+std::string probe_reset(const EnvConfig& config) {
+  auto ale = make_ale(config, 0);
+  ale->loadROM(config.rom_path);
+  if (config.mode >= 0) ale->setMode(static_cast<ale::game_mode_t>(config.mode));
+  if (config.difficulty >= 0) ale->setDifficulty(static_cast<ale::difficulty_t>(config.difficulty));
+  ale->reset_game();
+  return probe_from(config, ale->cloneState());
+}
+
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames)
     : config_(config), spare_(make_ale(config, ale_max_frames)) {
   // Loaded now, on the thread that builds the env, not by the first prepare: a batch's first
-  // resets would otherwise queue one ROM load each behind the workers' next batches.
+  // resets would otherwise queue one ROM load each behind the next batches.
   spare_->loadROM(config_.rom_path);
 }
 
-ResetAhead::~ResetAhead() { settle(); }
-
-void ResetAhead::settle() {
-  for (;;) {
-    int s = status_.load(std::memory_order_acquire);
-    if (s == kPreparing) {
-      pause();
-    } else if (status_.compare_exchange_weak(s, kIdle, std::memory_order_acq_rel)) {
-      return;
-    }
-  }
+ResetAhead::~ResetAhead() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  prepared_.wait(lock, [this] { return !running_; });
 }
 
 void ResetAhead::arm(ale::ALEInterface& live) {
-  settle();
-  if (!exact_) return;
-  base_ = live.cloneState();
-  claimed_.store(false, std::memory_order_relaxed);
-  status_.store(kArmed, std::memory_order_release);
+  ale::ALEState base = live.cloneState();
+  const bool refused = Verdicts::get().refused(config_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++generation_;
+  ready_ = false;
+  pending_ = !refused;
+  if (pending_) base_ = std::move(base);
+  claimable_.store(pending_, std::memory_order_release);
 }
 
-void ResetAhead::disarm() { settle(); }
+void ResetAhead::disarm() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++generation_;
+  ready_ = pending_ = false;
+  claimable_.store(false, std::memory_order_release);
+}
 
 void ResetAhead::prepare() {
-  int armed = kArmed;
-  if (!status_.compare_exchange_strong(armed, kPreparing, std::memory_order_acq_rel)) return;
-  try {
-    if (!probed_) {
-      exact_ = reset_is_exact(config_, *spare_, base_);
-      probed_ = true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (pending_ && !running_) {  // again if a newer start was armed while this one ran
+    running_ = true;
+    pending_ = false;
+    const uint64_t generation = generation_;
+    const ale::ALEState base = base_;
+    lock.unlock();
+    bool ok = false;
+    ale::ALEState next;
+    try {
+      Verdicts::get().probe(config_, base);
+      if (!Verdicts::get().refused(config_)) {
+        spare_->restoreState(base);
+        spare_->reset_game();
+        next = spare_->cloneState();
+        ok = true;
+      }
+    } catch (...) {
+      // Nothing prepared: the live emulator resets itself, as without this.
     }
-    if (!exact_) {
-      status_.store(kIdle, std::memory_order_release);
-      return;
+    lock.lock();
+    running_ = false;
+    if (ok && generation == generation_) {
+      ready_ = true;
+      ready_for_ = generation;
+      next_base_ = std::move(next);
     }
-    spare_->restoreState(base_);
-    spare_->reset_game();
-    base_ = spare_->cloneState();  // the state after this reset: where the one after it starts
-    status_.store(kReady, std::memory_order_release);
-  } catch (...) {
-    // Nothing prepared: the live emulator resets itself, as without this.
-    exact_ = false;
-    probed_ = true;
-    status_.store(kIdle, std::memory_order_release);
+    prepared_.notify_all();
   }
 }
 
 bool ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
-  for (;;) {
-    int s = status_.load(std::memory_order_acquire);
-    if (s == kReady) break;
-    if (s == kPreparing) {
-      pause();  // the spare is part-way through this very reset: less to wait for than to redo
-    } else if (status_.compare_exchange_weak(s, kIdle, std::memory_order_acq_rel)) {
-      return false;
-    }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (wait_) {  // tests: a prepare queued or running is waited for (bounded, should it never run)
+    prepared_.wait_for(lock, std::chrono::seconds(30), [this] { return !running_ && !pending_; });
   }
+  const bool prepared = ready_ && ready_for_ == generation_;
+  ++generation_;  // whatever is armed or running now is void: this reset happens now
+  ready_ = pending_ = false;
+  claimable_.store(false, std::memory_order_release);
+  if (!prepared) return false;
   // A real reset keeps the live emulator's frame counter and environment RNG: carry them over
   // (the RNG only matters with sticky actions: without, its draws decide nothing).
   if (config_.repeat_action_probability > 0) {
@@ -168,31 +233,30 @@ bool ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
     ale::stella::Deserializer in(rng.get_str());
     spare_->environment->getEnvironmentRNG().loadState(in);
   }
-  // The reset counted `counted` frames of its own (the select presses of a ROM's mode, none for
-  // most): the live counter goes on from the live frame by as many, the episode's holds them.
+  // The reset counted `counted` frames of its own (the mode's set-up, none for most ROMs): the live
+  // counter goes on from the live frame by as many, the episode's holds them.
   ale::ALEState state = spare_->environment->getState();
   const int counted = state.getEpisodeFrameNumber();
   state.incrementFrame(live->getFrameNumber() - state.getFrameNumber());
   state.resetEpisodeFrameNumber();
   state.incrementFrame(counted);
   spare_->environment->setState(state);
-  if (!Verdicts::get().exact(config_).value_or(true) || Verdicts::get().check_this_one(config_)) {
-    // A ROM's first resets in the process are also made for real and compared: one that keeps,
-    // say, a high score across resets only shows it after real play, which the probe cannot
-    // make. One difference and the ROM resets for real from then on, in every env.
+  ale::ALEState next = std::move(next_base_);
+  if (Verdicts::get().check_due(config_)) {
     live->reset_game();
-    if (!Verdicts::get().exact(config_).value_or(true) || state_of(*live) != state_of(*spare_)) {
-      Verdicts::get().set(config_, false);
-      exact_ = false;
-    }
-    status_.store(kIdle, std::memory_order_release);
-    arm(*live);
-    return true;
+    Verdicts::get().checked(config_, state_of(*live) == state_of(*spare_));
+    next = live->cloneState();
+  } else if (Verdicts::get().swap_allowed(config_)) {
+    std::swap(live, spare_);
+    ++taken_;
+  } else {
+    return false;  // refused meanwhile (another env's check): the live emulator resets itself
   }
-  std::swap(live, spare_);
-  ++taken_;
-  claimed_.store(false, std::memory_order_relaxed);
-  status_.store(kArmed, std::memory_order_release);
+  if (!Verdicts::get().refused(config_)) {
+    base_ = std::move(next);
+    pending_ = true;
+    claimable_.store(true, std::memory_order_release);
+  }
   return true;
 }
 

@@ -1,22 +1,27 @@
 // An env's next reset_game(), computed ahead of time on a second emulator and swapped in when the
 // episode ends, so that the ~70 frames ALE emulates in a reset leave the synchronous step.
 //
-// Why it is exact (ALE 0.12.1): reset_game() is a system reset, 60 NOOP frames, two soft resets and
-// the ROM's starting actions. It counts no frame but its mode's select presses, draws nothing from
-// the environment RNG, and draws
-// the system RNG (saved in the emulator's state) once. Its outcome depends on the state before it
-// only through what the system reset keeps: the RAM, for the few ROMs whose start-up code does not
-// clear it, which a probe finds, and the few that keep something only after real play (a high
-// score), which a ROM's first resets in the process, made for real too and compared, find. So a spare emulator that restores the state the live one
-// had right after its last reset, and resets, reaches the state the live one reaches when it resets
-// at the end of its episode; what the state does not carry (the screen, the TIA's buffers, the last
-// actions sticky actions repeat) the spare made itself by emulating the reset. After the swap the
-// live emulator's frame counter and environment RNG are carried over, as a real reset keeps them.
+// Why it is exact (ALE 0.12.1): reset_game() is a system reset, 60 NOOP frames, two soft resets, the
+// mode's set-up and the ROM's starting actions. Its outcome depends on the state before it only
+// through what a system reset keeps (the RAM, a cartridge's own RAM and registers) and, with sticky
+// actions, through the environment RNG where a mode's set-up calls act() (Berzerk, Double Dunk,
+// Video Cube). So a spare emulator that restores the state the live one had right after its last
+// reset, and resets, reaches the state the live one reaches at the end of its episode, if and only
+// if that reset keeps nothing of play. A verdict per ROM, mode, difficulty and sticky setting says
+// so, and gates every swap (Verdicts in the .cpp): a probe first (resets after long, varied play and
+// after scrambled RAM must equal the reset without play; a reset that draws the environment RNG
+// with sticky actions on is refused), then the ROM's first resets in the process made for real too
+// and compared. Until both have passed, the env resets for real. What the saved state does not carry
+// (the screen, the TIA's buffers, the last actions sticky actions repeat) the spare made itself by
+// emulating the reset; the live emulator's frame counter and environment RNG are carried over.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "ale/ale_interface.hpp"
 #include "config.hpp"
@@ -25,6 +30,10 @@ namespace sb3ale {
 
 /// A configured ALE interface, ROM not loaded: every emulator of an env (live and spare) alike.
 std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max_frames);
+
+/// The probe's verdict on `config`'s ROM, mode, difficulty and sticky setting, from a fresh emulator
+/// (for the docs' table and the tests): "" when its reset keeps nothing of play, else why not.
+std::string probe_reset(const EnvConfig& config);
 
 class ResetAhead {
  public:
@@ -38,31 +47,37 @@ class ResetAhead {
   void arm(ale::ALEInterface& live);
   /// Live thread, before the live emulator reloads its ROM (a seeded reset): nothing prepared holds.
   void disarm();
-  /// Live thread, in reset_game(): swaps the prepared emulator in and returns true (waiting for a
-  /// prepare already running), or returns false: the live emulator resets itself. A ROM's first
-  /// takes in the process reset the live emulator for real and compare (true, nothing swapped).
+  /// Live thread, in reset_game(): swaps the prepared emulator in and returns true, or returns false
+  /// (not prepared yet, or not allowed): the live emulator resets itself, at once. Never waits for a
+  /// prepare unless wait_for_prepares() is on. While the verdict's real-reset checks are due, it
+  /// resets the live emulator for real, compares, and returns true with nothing swapped.
   bool take(std::unique_ptr<ale::ALEInterface>& live);
 
   /// Whether a prepare has work and nobody was told yet: true once per arm (the engine queues it).
-  bool claim() { return status_.load(std::memory_order_acquire) == kArmed && !claimed_.exchange(true); }
+  bool claim() { return claimable_.exchange(false, std::memory_order_acq_rel); }
+  /// Any thread: computes the next reset on the spare while one is armed. Never throws.
+  void prepare();
   /// Resets taken from the spare so far (for tests and the benchmark: the path really ran).
   int64_t taken() const { return taken_; }
-  /// Any thread, one at a time per env: computes the next reset on the spare, if armed. Never throws.
-  void prepare();
+  /// For tests: take() waits for a queued or running prepare instead of resetting for real (so
+  /// that a loaded machine, whose idle threads may never run, still takes the path under test).
+  void wait_for_prepares(bool on) { wait_ = on; }
 
  private:
-  enum Status { kIdle, kArmed, kPreparing, kReady };
-  /// Waits out a prepare in progress and leaves the status kIdle: the caller owns base_ and spare_.
-  void settle();
-
   const EnvConfig config_;
   std::unique_ptr<ale::ALEInterface> spare_;
-  ale::ALEState base_;  // the live emulator's state right after its last reset (system RNG included)
-  std::atomic<int> status_{kIdle};
-  std::atomic<bool> claimed_{false};
+  std::mutex mutex_;
+  std::condition_variable prepared_;
+  ale::ALEState base_;       // where the next reset starts: the live state right after the last one
+  ale::ALEState next_base_;  // the prepared reset's own state: where the one after it starts
+  uint64_t generation_ = 0;  // every arm, disarm and take: a prepare of an older one is void
+  uint64_t ready_for_ = 0;   // the generation whose reset spare_ holds (ready_ true)
+  bool pending_ = false;     // base_ not prepared yet
+  bool running_ = false;     // a prepare has spare_
+  bool ready_ = false;
+  bool wait_ = false;
+  std::atomic<bool> claimable_{false};
   int64_t taken_ = 0;
-  bool probed_ = false;
-  bool exact_ = true;   // this ROM's reset keeps nothing of the state before it (the probe's verdict)
 };
 
 }  // namespace sb3ale

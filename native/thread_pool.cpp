@@ -52,10 +52,8 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task,
-                       std::function<void(int)> background)
-    : task_(std::move(task)),
-      background_(std::move(background)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
+ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task)
+    : task_(std::move(task)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t + 1 < num_threads; ++t) {
     try {
@@ -87,7 +85,6 @@ void ThreadPool::stop_and_join() {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
     queue_.clear();
-    later_.clear();
   }
   work_ready_.notify_all();
   for (auto& worker : workers_) worker.join();
@@ -105,25 +102,6 @@ void ThreadPool::submit(const std::vector<int>& indices) {
   } else {
     work_ready_.notify_all();
   }
-}
-
-void ThreadPool::submit_background(int index) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (std::find(later_.begin(), later_.end(), index) != later_.end()) return;
-    later_.push_back(index);
-    later_count_.store(static_cast<int>(later_.size()), std::memory_order_relaxed);
-  }
-  work_ready_.notify_one();
-}
-
-void ThreadPool::drop_background(int index) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  later_.erase(std::remove(later_.begin(), later_.end(), index), later_.end());
-  later_count_.store(static_cast<int>(later_.size()), std::memory_order_relaxed);
-  later_done_.wait(lock, [&] {
-    return std::find(later_running_.begin(), later_running_.end(), index) == later_running_.end();
-  });
 }
 
 bool ThreadPool::wait_for(int count, std::chrono::milliseconds timeout) {
@@ -168,20 +146,14 @@ std::vector<int> ThreadPool::cancel() {
 void ThreadPool::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    if (queue_.empty() && later_.empty() && !stop_ && spin_) {
+    if (queue_.empty() && !stop_ && spin_) {
       lock.unlock();
-      spin_until(kWorkerSpin, [this] {
-        return queued_.load(std::memory_order_relaxed) > 0 || later_count_.load(std::memory_order_relaxed) > 0;
-      });
+      spin_until(kWorkerSpin, [this] { return queued_.load(std::memory_order_relaxed) > 0; });
       lock.lock();
     }
-    work_ready_.wait(lock, [this] { return stop_ || !queue_.empty() || !later_.empty(); });
+    work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    if (!queue_.empty()) {
-      run_next(lock);
-    } else {
-      run_background(lock);
-    }
+    run_next(lock);
   }
 }
 
@@ -190,18 +162,6 @@ void ThreadPool::caller_spin(std::unique_lock<std::mutex>& lock, int count) {
   lock.unlock();
   spin_until(kCallerSpin, [&] { return finished_count_.load(std::memory_order_relaxed) >= count; });
   lock.lock();
-}
-
-void ThreadPool::run_background(std::unique_lock<std::mutex>& lock) {
-  const int index = later_.front();
-  later_.pop_front();
-  later_count_.store(static_cast<int>(later_.size()), std::memory_order_relaxed);
-  later_running_.push_back(index);
-  lock.unlock();
-  background_(index);
-  lock.lock();
-  later_running_.erase(std::find(later_running_.begin(), later_running_.end(), index));
-  later_done_.notify_all();
 }
 
 void ThreadPool::run_next(std::unique_lock<std::mutex>& lock) {

@@ -25,16 +25,12 @@ std::vector<int> allowed_cpus();
 /// workers alone. Threads spin briefly before they sleep (see thread_pool.cpp). Finished indices
 /// queue up in the order they finished, for take(). The task must not throw (the engine records
 /// errors per env) and must not run twice at once for the same index (the caller's rule).
-/// Background tasks (the resets computed ahead) run on workers only, and only when no task is
-/// queued: in the time a worker would otherwise wait, behind a batch's last env or for the
-/// caller's next batch. They are not waited for and not reported.
 class ThreadPool {
  public:
   /// `affinity_offset` >= 0 pins worker t to the ((affinity_offset + t) mod n)-th of the n CPUs
   /// in the process's affinity mask (the caller's own thread is left as it is). Throws
   /// std::runtime_error, with no thread left running, when a worker cannot be started.
-  ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task,
-             std::function<void(int)> background = {});
+  ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -46,10 +42,6 @@ class ThreadPool {
   void wait(int count);
   /// The first `count` finished indices, in the order they finished (wait for them first).
   std::vector<int> take(int count);
-  /// Queues background(index), once: an index already queued is not queued again.
-  void submit_background(int index);
-  /// Drops `index` from the background queue and waits until no worker runs background(index).
-  void drop_background(int index);
   /// Drops the queued indices that no thread has started (returned), waits for the running ones.
   std::vector<int> cancel();
   int size() const { return static_cast<int>(workers_.size()) + 1; }
@@ -61,12 +53,10 @@ class ThreadPool {
   void stop_and_join();
   /// Pops and runs the next queued index; `lock` is held on entry and exit, released meanwhile.
   void run_next(std::unique_lock<std::mutex>& lock);
-  void run_background(std::unique_lock<std::mutex>& lock);
   /// Spins briefly (lock released) for `count` finished indices before the caller sleeps.
   void caller_spin(std::unique_lock<std::mutex>& lock, int count);
 
   const std::function<void(int)> task_;
-  const std::function<void(int)> background_;
   const bool spin_;  // spin briefly before sleeping: only with no more threads than allowed CPUs
   std::mutex mutex_;
   std::condition_variable work_ready_;
@@ -75,10 +65,6 @@ class ThreadPool {
   std::atomic<int> queued_{0};          // queue_.size() and done_.size(), for spinning threads
   std::atomic<int> finished_count_{0};
   std::deque<int> done_;   // finished, not yet taken
-  std::deque<int> later_;  // background indices queued
-  std::vector<int> later_running_;
-  std::atomic<int> later_count_{0};  // later_.size(), for spinning workers
-  std::condition_variable later_done_;
   int running_ = 0;
   int wanted_ = 0;         // finished indices the caller waits for
   bool stop_ = false;

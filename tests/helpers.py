@@ -95,3 +95,16 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         stats.episodes += sum("episode" in info for info in i2)
         stats.truncations += sum(info["TimeLimit.truncated"] for info in i2)
     return stats
+
+
+def swapping(env):
+    """`env` (any front-end of ours) with resets computed ahead on, and waited for at an episode's end
+    rather than made inline when its idle-priority thread has not run yet (a loaded machine): so that
+    a test really takes the swapped path. Its swaps so far: `resets_taken(env)`."""
+    env._native._vec._reset_ahead_wait = True
+    return env
+
+
+def resets_taken(env) -> int:
+    return env._native._vec._resets_taken
+

@@ -21,7 +21,8 @@ from sb3_ale_vec.games import camel_name
 gym.register_envs(ale_py)
 
 NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
-ENV_KEYS = ("repeat_action_probability", "full_action_space", "continuous", "max_num_frames_per_episode")
+ENV_KEYS = ("repeat_action_probability", "full_action_space", "continuous", "max_num_frames_per_episode", "mode",
+            "difficulty")
 PRE_KEYS = ("noop_max", "terminal_on_life_loss", "grayscale_obs", "frame_skip", "screen_size")
 
 

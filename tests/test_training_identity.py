@@ -21,7 +21,7 @@ from gymnasium.vector import SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from stable_baselines3.common.vec_env import VecEnvWrapper, VecFrameStack, VecTransposeImage
 
-from helpers import make_reference
+from helpers import make_reference, resets_taken, swapping
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, make_ale_vec_env
 from sb3_ale_vec.games import camel_name
 
@@ -60,7 +60,7 @@ class Ends(VecEnvWrapper):
 def pair(game: str, n: int, frames: int = FRAMES, seed: int = 0):
     """SB3's pipeline and ours, alike: VecTransposeImage(VecFrameStack(make_atari_env)) vs AleNativeVecEnv."""
     ref = make_reference(game, n, seed, env_kwargs={"max_num_frames_per_episode": frames})
-    return Ends(ref), Ends(AleNativeVecEnv(game, n, seed=seed, max_num_frames_per_episode=frames))
+    return Ends(ref), Ends(swapping(AleNativeVecEnv(game, n, seed=seed, max_num_frames_per_episode=frames)))
 
 
 def train(algo, env, timesteps: int, lives: bool = True, **kwargs):
@@ -73,6 +73,8 @@ def train(algo, env, timesteps: int, lives: bool = True, **kwargs):
     assert env.truncations > 0, "no game was cut off: a weak test"
     assert env.dones > env.truncations or not lives, "no life was lost: a weak test"
     assert any(not torch.equal(initial[k], v) for k, v in model.policy.state_dict().items()), "nothing was learned"
+    ours = env.unwrapped if hasattr(env.unwrapped, "_native") else None
+    assert ours is None or resets_taken(ours) > 0, "no reset computed ahead was swapped in: a weak test"
     env.close()
     return model
 
@@ -115,7 +117,8 @@ def test_sb3_and_sb3_contrib_algorithms_train_identically(name):
 def test_make_ale_vec_env_under_the_users_vec_frame_stack_trains_identically():
     env_kwargs = {"max_num_frames_per_episode": FRAMES}
     ref = Ends(VecFrameStack(make_atari_env("BreakoutNoFrameskip-v4", n_envs=4, seed=0, env_kwargs=env_kwargs), 4))
-    ours = Ends(VecFrameStack(make_ale_vec_env("BreakoutNoFrameskip-v4", n_envs=4, seed=0, env_kwargs=env_kwargs), 4))
+    ours = Ends(VecFrameStack(swapping(make_ale_vec_env("BreakoutNoFrameskip-v4", n_envs=4, seed=0,
+                                                        env_kwargs=env_kwargs)), 4))
     kwargs = {"n_steps": 32, "batch_size": 64, "n_epochs": 2}
     assert_same_training(train(PPO, ref, 512, **kwargs), train(PPO, ours, 512, **kwargs))
 
@@ -159,6 +162,8 @@ def assert_same_gym_training(make_ref, make_ours) -> None:
     for make in (make_ref, make_ours):
         envs = make()
         agent, episodes = ppo.train(envs, 512, seed=0)
+        ours = getattr(envs, "_native", None)
+        assert ours is None or resets_taken(envs) > 0, "no reset computed ahead was swapped in: a weak test"
         envs.close()
         runs.append((agent.state_dict(), episodes))
     (a, ref_episodes), (b, our_episodes) = runs
@@ -176,7 +181,8 @@ def test_cleanrl_style_ppo_trains_identically_over_ale_vector_env():
         return FrameStackObservation(AtariPreprocessing(env, terminal_on_life_loss=True), 4, padding_type="zero")
 
     assert_same_gym_training(lambda: SyncVectorEnv([one] * 4),
-                             lambda: AleVectorEnv("breakout", 4, episodic_life=True, max_num_frames_per_episode=FRAMES))
+                             lambda: swapping(AleVectorEnv("breakout", 4, episodic_life=True,
+                                                           max_num_frames_per_episode=FRAMES)))
 
 
 def test_cleanrl_style_ppo_trains_identically_over_the_ale_py_drop_in():
@@ -184,4 +190,4 @@ def test_cleanrl_style_ppo_trains_identically_over_the_ale_py_drop_in():
 
     options = {"episodic_life": True, "max_num_frames_per_episode": 200}  # 50 steps: some lives outlast it
     assert_same_gym_training(lambda: AlePyVectorEnv("breakout", 4, **options),
-                             lambda: AtariVectorEnv("breakout", 4, **options))
+                             lambda: swapping(AtariVectorEnv("breakout", 4, **options)))

@@ -1,5 +1,5 @@
 // ThreadPool: every index runs once, on the caller too; waits, time-outs, cancel, a thread that cannot
-// start; background tasks on workers only.
+// start. Background: tasks at idle priority, queued once, dropped, never beside themselves.
 #include <pthread.h>
 
 #include <algorithm>
@@ -11,9 +11,11 @@
 #include <thread>
 #include <vector>
 
+#include "../../native/background.hpp"
 #include "../../native/thread_pool.hpp"
 #include "check.hpp"
 
+using sb3ale::Background;
 using sb3ale::ThreadPool;
 
 TEST(every_index_runs_once_on_any_thread_count) {
@@ -121,37 +123,42 @@ TEST(a_thread_that_cannot_start_is_an_exception_not_a_crash) {
   CHECK(pool.take(3).size() == 3);
 }
 
-TEST(background_tasks_run_on_workers_only_once_each_and_can_be_dropped) {
-  std::atomic<int> on_caller{0}, runs{0};
+TEST(background_tasks_run_at_idle_priority_once_each_and_can_be_dropped) {
+  std::atomic<int> runs{0}, beside{0}, inside{0}, idle{0};
   std::atomic<bool> started{false}, release{false};
-  ThreadPool pool(
-      2, -1, [](int) {},
-      [&](int i) {
-        if (ThreadPool::current_thread() == 0) on_caller.fetch_add(1);
-        if (i == 0) {
-          started.store(true);
-          while (!release.load()) std::this_thread::yield();
-        }
-        runs.fetch_add(1);
-      });
-  pool.submit_background(0);  // the only worker is held inside it until released
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!started.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  CHECK(started.load());
-  pool.submit_background(1);
-  pool.submit_background(1);  // queued once
-  pool.submit({5, 6});        // with the worker busy, the caller runs its tasks: never a background one
-  pool.wait(2);
-  CHECK(pool.take(2).size() == 2);
-  pool.drop_background(1);  // dropped before it ran
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    release.store(true);
-  });
-  pool.drop_background(0);  // waits for the running one
-  CHECK(runs.load() == 1);
-  releaser.join();
-  pool.submit_background(2);
-  while (runs.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  CHECK(runs.load() == 2 && on_caller.load() == 0);
+  {
+    Background background(2, [&](int i) {
+      int policy = 0;
+      sched_param param{};
+      if (pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE) idle.fetch_add(1);
+      if (inside.fetch_add(1) > 0 && i == 0) beside.fetch_add(1);
+      if (i == 0) {
+        started.store(true);
+        while (!release.load()) std::this_thread::yield();
+      }
+      inside.fetch_sub(1);
+      runs.fetch_add(1);
+    });
+    CHECK(background.idle_priority());
+    background.submit(0);  // held inside until released
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!started.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    CHECK(started.load());
+    background.submit(0);  // queued again while it runs: it runs after, never beside itself
+    background.submit(1);
+    background.submit(1);  // queued once
+    background.drop(1);    // dropped before it ran (the second thread may have started it: then waited)
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      release.store(true);
+    });
+    background.drop(0);  // waits for the running one and drops the queued one
+    releaser.join();
+    const int after_drop = runs.load();
+    CHECK(after_drop >= 1 && after_drop <= 2);  // 0 once; 1 at most once, if it started before drop
+    background.submit(2);
+    while (runs.load() < after_drop + 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    CHECK(runs.load() == after_drop + 1);
+  }  // joined here
+  CHECK(beside.load() == 0 && idle.load() == runs.load());
 }

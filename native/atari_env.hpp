@@ -66,6 +66,7 @@ class AtariEnv {
   bool claim_prepare() { return emu_.claim_prepare(); }
   void prepare_reset() { emu_.prepare_reset(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }
+  int64_t resets_replayed() const { return emu_.resets_replayed(); }
 
  private:
   EnvConfig config_;

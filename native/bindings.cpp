@@ -78,10 +78,12 @@ PYBIND11_MODULE(_engine, m) {
                     "Benchmark: threads at idle priority compute each env's next reset ahead of time "
                     "(default: True with more than one thread); nothing may be in flight to change it.")
       .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
-                    "Tests: resets ahead on, and an env whose prepare has not run yet waits for it at its "
-                    "episode's end (instead of resetting for real), so that a busy machine still swaps.")
+                    "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread "
+                    "(not by idle threads, which a busy machine may never run), so that swaps happen.")
       .def_property_readonly("_resets_taken", &PyVectorizer::resets_taken,
                              "Benchmark: resets the envs took from their spare emulators so far.")
+      .def_property_readonly("_resets_replayed", &PyVectorizer::resets_replayed,
+                             "Tests: of those, the ones whose no-ops and FIRE were computed ahead too.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
       .def_property_readonly("num_envs", &PyVectorizer::num_envs)

@@ -49,6 +49,7 @@ class AleChain : public Chain {
     warp();
     elapsed_ = 0;
     lives_ = emu_.lives();
+    emu_.set_next_reset_script(next_reset_script());
   }
 
   ChainStep step(int action, float strength) override {
@@ -78,6 +79,26 @@ class AleChain : public Chain {
   ResetInfo reset_info() const override { return emu_.info(); }
 
  private:
+  // What follows a real reset: FIRE, then the no-ops of the next draw, the screen read after them.
+  // With sticky actions ALE's frames depend on its RNG: no script.
+  ResetScript next_reset_script() const {
+    ResetScript script;
+    if (config_.repeat_action_probability > 0) return script;
+    std::mt19937 rng = rng_;  // the next draw, not taken
+    std::uniform_int_distribution<> dist = noop_dist_;
+    const int noops = dist(rng) - static_cast<int>(fire_);
+    script.screens.push_back(!fire_ && noops <= 0);
+    if (fire_) {
+      script.actions.push_back(ale::PLAYER_A_FIRE);
+      script.screens.push_back(noops <= 0);
+    }
+    for (int i = 0; i < noops; ++i) {
+      script.actions.push_back(ale::PLAYER_A_NOOP);
+      script.screens.push_back(i == noops - 1);
+    }
+    return script;
+  }
+
   void warp() {
     // In place into raw_[0], which so keeps the max until a frame overwrites it.
     if (config_.maxpool) {

@@ -35,6 +35,7 @@ class Sb3Chain : public Chain {
     } else {
       warp();
     }
+    emu_.set_next_reset_script(next_reset_script());
   }
 
   ChainStep step(int action, float strength) override {
@@ -57,6 +58,32 @@ class Sb3Chain : public Chain {
   }
 
  private:
+  // What follows a real reset: NoopResetEnv's no-ops (its obs: the last frame), then FireResetEnv's
+  // FIRE and action 2 through MaxAndSkipEnv (the frames it pools, or its last).
+  ResetScript next_reset_script() const {
+    ResetScript script;
+    int64_t noops = 0;
+    if (!env_.next_noops(noops)) return script;
+    const ale::ActionVect& set = emu_.action_set();
+    const int frames = config_.env_frameskip, skip = config_.frameskip;
+    const bool pooled = config_.maxpool && skip > 1;
+    script.screens.push_back(noops == 0);
+    for (int64_t f = 0; f < noops * frames; ++f) {
+      script.actions.push_back(set[0]);
+      script.screens.push_back(f == noops * frames - 1);
+    }
+    for (const int action : {1, 2}) {
+      if (!config_.fire_reset) break;
+      for (int i = 0; i < skip; ++i) {
+        for (int f = 0; f < frames; ++f) {
+          script.actions.push_back(set[static_cast<size_t>(action)]);
+          script.screens.push_back(f == frames - 1 && (pooled ? i >= skip - 2 : i == skip - 1));
+        }
+      }
+    }
+    return script;
+  }
+
   void capture(std::vector<uint8_t>& dst) const { std::memcpy(dst.data(), emu_.screen(), dst.size()); }
 
   void noop_reset(const std::vector<uint32_t>* seed) {

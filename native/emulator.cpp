@@ -64,6 +64,7 @@ Emulator::Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& pa
 }
 
 void Emulator::set_reset_ahead(bool on) {
+  if (replaying()) leave_replay();
   // Off keeps the spare (an A/B switches back and forth): only what it prepared is dropped.
   if (on && !ahead_) ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_);
   if (!on && ahead_) ahead_->disarm();
@@ -71,6 +72,7 @@ void Emulator::set_reset_ahead(bool on) {
 }
 
 void Emulator::load(int32_t ale_seed) {
+  replay_at_ = -1;  // the console is rebuilt: nothing of a replay matters
   if (ahead_) ahead_->disarm();  // a new console: what was prepared from the old one is void
   ale_->setInt("random_seed", ale_seed);
   ale_->loadROM(config_.rom_path);
@@ -103,25 +105,55 @@ void Emulator::load(int32_t ale_seed) {
 }
 
 void Emulator::reset_game() {
-  if (!ahead_on_) {
-    ale_->reset_game();
-  } else if (!ahead_->take(ale_)) {
-    ale_->reset_game();
-    ahead_->arm(*ale_);
+  if (replaying()) leave_replay();
+  switch (ahead_on_ ? ahead_->take(ale_) : ResetAhead::Taken::kNo) {
+    case ResetAhead::Taken::kNo:
+      ale_->reset_game();
+      if (ahead_on_) ahead_->arm(*ale_);
+      break;
+    case ResetAhead::Taken::kDone:
+      break;
+    case ResetAhead::Taken::kReplay:
+      live_frame_ = ale_->getFrameNumber();
+      replay_at_ = 0;
+      break;
   }
   stats_ = GameStats{};
 }
 
-ale::reward_t Emulator::act(int action, float strength) {
-  const ale::reward_t reward = ale_->act(action_set_[static_cast<size_t>(action)], strength);
+ale::reward_t Emulator::act_ale(ale::Action action, float strength) {
+  ale::reward_t reward = 0;
+  const auto next = static_cast<size_t>(replay_at_ + 1);
+  if (replaying() && next < ahead_->replay().size() && ahead_->replay()[next].action == action && strength == 1.0f) {
+    ++replay_at_;  // the script's next frame: what the spare played
+    reward = replayed().reward;
+  } else {
+    if (replaying()) leave_replay();
+    reward = ale_->act(action, strength);
+  }
   stats_.score += reward;
   return reward;
 }
 
-ale::reward_t Emulator::act_id(ale::Action action) {
-  const ale::reward_t reward = ale_->act(action);
-  stats_.score += reward;
-  return reward;
+void Emulator::leave_replay() const {
+  const auto& frames = ahead_->replay();
+  const int played = replay_at_;
+  replay_at_ = -1;
+  if (static_cast<size_t>(played) + 1 == frames.size()) {
+    ahead_->commit(ale_, live_frame_);
+    return;
+  }
+  ale_->reset_game();
+  ahead_->arm(*ale_);
+  for (int k = 1; k <= played; ++k) ale_->act(frames[static_cast<size_t>(k)].action);
+}
+
+const uint8_t* Emulator::screen() const {
+  if (replaying()) {
+    if (!replayed().screen.empty()) return replayed().screen.data();
+    leave_replay();
+  }
+  return ale_->getScreen().getArray();
 }
 
 bool Emulator::has_action(ale::Action action) const {

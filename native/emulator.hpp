@@ -66,7 +66,15 @@ class Emulator {
   /// Throws std::invalid_argument for a mode or difficulty the game does not have.
   void load(int32_t ale_seed);
   /// ALE reset_game() (or the one computed ahead, see ResetAhead); the game's counters start again.
+  /// A reset computed ahead with the chain's script is replayed: the frames after it are answered
+  /// from what the spare played while the chain does what the script said, and the spare is swapped
+  /// in after them; anything else (another action, an unrecorded screen) first makes the live
+  /// emulator reset and play them for real, which gives the same frames.
   void reset_game();
+  /// After a chain's reset: what it does after a real reset, for the next reset computed ahead.
+  void set_next_reset_script(ResetScript script) {
+    if (ahead_on_) ahead_->set_script(std::move(script));
+  }
   /// Resets ahead of time on (a spare emulator) or off; not while a prepare may run (the engine's rule).
   void set_reset_ahead(bool on);
   /// ResetAhead::wait_for_prepares (tests), once resets ahead were switched on.
@@ -76,26 +84,27 @@ class Emulator {
   /// ResetAhead::claim and prepare (any thread; false and nothing when off).
   bool claim_prepare() { return ahead_on_ && ahead_->claim(); }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
+  int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
   void prepare_reset() {
     if (ahead_) ahead_->prepare();
   }
   /// One emulator frame with action index `action` of the action set; adds to the score.
-  ale::reward_t act(int action, float strength = 1.0f);
+  ale::reward_t act(int action, float strength = 1.0f) { return act_ale(action_set_[static_cast<size_t>(action)], strength); }
   /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.
-  ale::reward_t act_id(ale::Action action);
+  ale::reward_t act_id(ale::Action action) { return act_ale(action, 1.0f); }
 
-  bool game_over() const { return ale_->game_over(false); }
-  bool game_truncated() const { return ale_->game_truncated(); }
-  int lives() const { return ale_->lives(); }
-  int frame_number() const { return ale_->getFrameNumber(); }
-  int episode_frame_number() const { return ale_->getEpisodeFrameNumber(); }
+  bool game_over() const { return replaying() ? replayed().game_over : ale_->game_over(false); }
+  bool game_truncated() const { return replaying() ? replayed().truncated : ale_->game_truncated(); }
+  int lives() const { return replaying() ? replayed().lives : ale_->lives(); }
+  int frame_number() const { return replaying() ? live_frame_ + replayed().frames : ale_->getFrameNumber(); }
+  int episode_frame_number() const { return replaying() ? replayed().episode_frames : ale_->getEpisodeFrameNumber(); }
   const ale::ActionVect& action_set() const { return action_set_; }
   bool has_action(ale::Action action) const;
   /// ALE's info now (lives and frame numbers), what every reset returns at least.
   ResetInfo info() const;
 
   /// The screen as palette indices (210 x 160), and ways to read it.
-  const uint8_t* screen() const { return ale_->getScreen().getArray(); }
+  const uint8_t* screen() const;
   const Palette& palette() const { return *palette_; }
   void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
   void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (210, 160, 3)
@@ -108,9 +117,19 @@ class Emulator {
   const EnvConfig config_;
   const int ale_max_frames_;
   PaletteCache& palettes_;
-  std::unique_ptr<ale::ALEInterface> ale_;  // swapped with the spare by a reset computed ahead
+  ale::reward_t act_ale(ale::Action action, float strength);
+  bool replaying() const { return replay_at_ >= 0; }
+  const ReplayFrame& replayed() const { return ahead_->replay()[static_cast<size_t>(replay_at_)]; }
+  /// Ends a replay: the spare swapped in if every recorded frame was played, else the live emulator
+  /// resets and plays the frames played so far for real.
+  void leave_replay() const;
+
+  // Swapped with the spare by a reset computed ahead, also at a replay's end that a read causes.
+  mutable std::unique_ptr<ale::ALEInterface> ale_;
   std::unique_ptr<ResetAhead> ahead_;       // null until first switched on
   bool ahead_on_ = false;                   // off: resets are emulated when they happen
+  mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
+  int live_frame_ = 0;                      // the live frame counter when the replayed reset began
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   GameStats stats_;

@@ -199,7 +199,7 @@ void Engine::run_env(int i) {
   }
   // An env that has just reset has its next reset to prepare: time no thread of ours wants does it.
   const auto e = static_cast<size_t>(i);
-  if (reset_ahead_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) background_->submit(i);
+  if (reset_ahead_ && !wait_for_prepares_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) background_->submit(i);
 }
 
 void Engine::prepare_env(int i) { envs_[static_cast<size_t>(i)]->prepare_reset(); }
@@ -227,11 +227,11 @@ void Engine::apply_reset_ahead(size_t e) {
   envs_[e]->wait_for_prepares(wait_for_prepares_);
 }
 
-int64_t Engine::resets_taken() const {
+int64_t Engine::resets_taken(bool replayed) const {
   const Driver driver(*this);
   if (in_flight() > 0) throw std::logic_error("resets_taken() needs no env in flight: recv() them first");
   int64_t total = 0;
-  for (const auto& env : envs_) total += env ? env->resets_taken() : 0;
+  for (const auto& env : envs_) total += !env ? 0 : replayed ? env->resets_replayed() : env->resets_taken();
   return total;
 }
 

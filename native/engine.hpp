@@ -98,13 +98,13 @@ class Engine {
   void set_resets_first(bool on) { resets_first_ = on; }
   /// Whether each env's next reset is computed ahead of time (ResetAhead) by threads at idle
   /// priority: on by default with more than one thread (one thread is one core: nothing idle to
-  /// use), off for the A/B. `wait` (tests): an env whose prepare has not run waits for it at its
-  /// episode's end instead of resetting for real. No env may be in flight to change it.
+  /// use), off for the A/B. `wait` (tests): an env prepares its next reset itself at its episode's
+  /// end instead of resetting for real (deterministic on a busy machine). No env may be in flight.
   bool reset_ahead() const { return reset_ahead_; }
   void set_reset_ahead(bool on, bool wait = false);
   bool wait_for_prepares() const { return wait_for_prepares_; }
   /// Resets the envs took from their spare emulators so far (envs rebuilt after a failure start at 0).
-  int64_t resets_taken() const;
+  int64_t resets_taken(bool replayed = false) const;  // replayed: only those with their script
   /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env
   /// may be in flight.
   void profile(bool on);

@@ -70,4 +70,14 @@ void GymAtariEnv::noop_reset(const std::vector<uint32_t>* seed) {
   }
 }
 
+bool GymAtariEnv::next_noops(int64_t& noops) const {
+  if (config_.repeat_action_probability > 0 || config_.action_repeat_probability > 0 ||
+      config_.env_frameskip_max > config_.env_frameskip) {
+    return false;
+  }
+  NumpyGenerator draw = np_random_;  // the next draw, not taken
+  noops = config_.noop_max > 0 ? draw.integers(1, static_cast<int64_t>(config_.noop_max) + 1) : 0;
+  return true;
+}
+
 }  // namespace sb3ale

@@ -210,6 +210,7 @@ class PyVectorizer {
   void set_resets_first(bool on) { get().engine().set_resets_first(on); }
   bool reset_ahead() { return get().engine().reset_ahead(); }
   int64_t resets_taken() { return get().engine().resets_taken(); }
+  int64_t resets_replayed() { return get().engine().resets_taken(true); }
   void set_reset_ahead(bool on) {
     sb3ale::Engine& engine = get().engine();
     py::gil_scoped_release release;  // waits for a prepare that is running

@@ -1,6 +1,5 @@
 #include "reset_ahead.hpp"
 
-#include <chrono>
 #include <map>
 #include <tuple>
 
@@ -183,22 +182,35 @@ void ResetAhead::disarm() {
   claimable_.store(false, std::memory_order_release);
 }
 
+void ResetAhead::set_script(ResetScript script) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  script_ = std::move(script);
+  script_for_ = generation_;
+}
+
 void ResetAhead::prepare() {
   std::unique_lock<std::mutex> lock(mutex_);
-  while (pending_ && !running_) {  // again if a newer start was armed while this one ran
+  // Again if a newer start was armed while this one ran; not before the chain said what follows
+  // the reset (it does at the end of its own reset: the engine queues this after that).
+  while (pending_ && !running_ && script_for_ == generation_) {
     running_ = true;
     pending_ = false;
     const uint64_t generation = generation_;
     const ale::ALEState base = base_;
+    const ResetScript script = script_;
     lock.unlock();
     bool ok = false;
     ale::ALEState next;
+    std::string checked;
+    std::vector<ReplayFrame> replay;
     try {
       Verdicts::get().probe(config_, base);
       if (!Verdicts::get().refused(config_)) {
         spare_->restoreState(base);
         spare_->reset_game();
         next = spare_->cloneState();
+        if (Verdicts::get().check_due(config_)) checked = state_of(*spare_);
+        replay = record(script);
         ok = true;
       }
     } catch (...) {
@@ -210,54 +222,103 @@ void ResetAhead::prepare() {
       ready_ = true;
       ready_for_ = generation;
       next_base_ = std::move(next);
+      checked_ = std::move(checked);
+      replay_ = std::move(replay);
     }
     prepared_.notify_all();
   }
 }
 
-bool ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
+std::vector<ReplayFrame> ResetAhead::record(const ResetScript& script) {
+  const int start = spare_->getFrameNumber() - spare_->getEpisodeFrameNumber();  // before the reset
+  auto frame = [&](ale::Action action, ale::reward_t reward, bool screen) {
+    ReplayFrame f;
+    f.action = action;
+    f.reward = reward;
+    f.lives = spare_->lives();
+    f.game_over = spare_->game_over(false);
+    f.truncated = spare_->game_truncated();
+    f.frames = spare_->getFrameNumber() - start;
+    f.episode_frames = spare_->getEpisodeFrameNumber();
+    if (screen) {
+      const auto& s = spare_->getScreen();
+      f.screen.assign(s.getArray(), s.getArray() + s.arraySize());
+    }
+    return f;
+  };
+  std::vector<ReplayFrame> out;
+  out.push_back(frame(ale::PLAYER_A_NOOP, 0, !script.screens.empty() && script.screens[0]));
+  for (size_t k = 0; k < script.actions.size() && !out.back().game_over && !out.back().truncated; ++k) {
+    const ale::reward_t reward = spare_->act(script.actions[k]);
+    out.push_back(frame(script.actions[k], reward, k + 1 < script.screens.size() && script.screens[k + 1]));
+  }
+  return out;
+}
+
+ResetAhead::Taken ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (wait_) {  // tests: a prepare queued or running is waited for (bounded, should it never run)
-    prepared_.wait_for(lock, std::chrono::seconds(30), [this] { return !running_ && !pending_; });
+  if (wait_) {  // tests: the prepare runs now, on this thread (a busy machine may never run idle ones)
+    if (pending_ && !running_) {
+      lock.unlock();
+      prepare();
+      lock.lock();
+    }
+    prepared_.wait(lock, [this] { return !running_; });
   }
   const bool prepared = ready_ && ready_for_ == generation_;
   ++generation_;  // whatever is armed or running now is void: this reset happens now
   ready_ = pending_ = false;
   claimable_.store(false, std::memory_order_release);
-  if (!prepared) return false;
+  if (!prepared) return Taken::kNo;
+  if (Verdicts::get().check_due(config_)) {
+    // Compared at the reset itself (the prepare kept its state_of), before any script frame.
+    live->reset_game();
+    Verdicts::get().checked(config_, !checked_.empty() && state_of(*live) == checked_);
+    rearm(live->cloneState());
+    return Taken::kDone;
+  }
+  if (!Verdicts::get().swap_allowed(config_)) return Taken::kNo;  // refused meanwhile: reset for real
+  if (replay_.size() > 1) return Taken::kReplay;  // the live emulator stays as it is until commit()
+  carry_over(*live, live->getFrameNumber());
+  std::swap(live, spare_);
+  ++taken_;
+  rearm(std::move(next_base_));
+  return Taken::kDone;
+}
+
+void ResetAhead::commit(std::unique_ptr<ale::ALEInterface>& live, int live_frame) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  carry_over(*live, live_frame);
+  std::swap(live, spare_);
+  ++taken_;
+  ++replayed_;
+  rearm(std::move(next_base_));
+}
+
+void ResetAhead::carry_over(ale::ALEInterface& live, int live_frame) {
   // A real reset keeps the live emulator's frame counter and environment RNG: carry them over
   // (the RNG only matters with sticky actions: without, its draws decide nothing).
   if (config_.repeat_action_probability > 0) {
     ale::stella::Serializer rng;
-    live->environment->getEnvironmentRNG().saveState(rng);
+    live.environment->getEnvironmentRNG().saveState(rng);
     ale::stella::Deserializer in(rng.get_str());
     spare_->environment->getEnvironmentRNG().loadState(in);
   }
-  // The reset counted `counted` frames of its own (the mode's set-up, none for most ROMs): the live
-  // counter goes on from the live frame by as many, the episode's holds them.
+  // Since its reset began the spare counted as many frames as its episode holds (the reset's own:
+  // the mode's set-up, none for most ROMs; then the script's): the live counter goes on by as many.
   ale::ALEState state = spare_->environment->getState();
-  const int counted = state.getEpisodeFrameNumber();
-  state.incrementFrame(live->getFrameNumber() - state.getFrameNumber());
+  const int episode = state.getEpisodeFrameNumber();
+  state.incrementFrame(live_frame - state.getFrameNumber());
   state.resetEpisodeFrameNumber();
-  state.incrementFrame(counted);
+  state.incrementFrame(episode);
   spare_->environment->setState(state);
-  ale::ALEState next = std::move(next_base_);
-  if (Verdicts::get().check_due(config_)) {
-    live->reset_game();
-    Verdicts::get().checked(config_, state_of(*live) == state_of(*spare_));
-    next = live->cloneState();
-  } else if (Verdicts::get().swap_allowed(config_)) {
-    std::swap(live, spare_);
-    ++taken_;
-  } else {
-    return false;  // refused meanwhile (another env's check): the live emulator resets itself
-  }
-  if (!Verdicts::get().refused(config_)) {
-    base_ = std::move(next);
-    pending_ = true;
-    claimable_.store(true, std::memory_order_release);
-  }
-  return true;
+}
+
+void ResetAhead::rearm(ale::ALEState base) {
+  if (Verdicts::get().refused(config_)) return;
+  base_ = std::move(base);
+  pending_ = true;
+  claimable_.store(true, std::memory_order_release);
 }
 
 }  // namespace sb3ale

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ale/ale_interface.hpp"
 #include "config.hpp"
@@ -35,6 +36,26 @@ std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max
 /// (for the docs' table and the tests): "" when its reset keeps nothing of play, else why not.
 std::string probe_reset(const EnvConfig& config);
 
+/// What a chain does right after its next real reset, where that is known one reset ahead (no
+/// sticky actions, no random draw between two resets but the no-op count): ALE actions at full
+/// strength, and after which frames it reads the screen ([0]: right after reset_game()).
+struct ResetScript {
+  std::vector<ale::Action> actions;
+  std::vector<char> screens;  // actions.size() + 1 entries
+};
+
+/// One frame of a prepared script as the live emulator would show it (frame 0: the reset itself).
+struct ReplayFrame {
+  ale::Action action = ale::PLAYER_A_NOOP;
+  ale::reward_t reward = 0;
+  int lives = 0;
+  bool game_over = false;
+  bool truncated = false;
+  int frames = 0;          // frames counted since the reset began (the reset's own included)
+  int episode_frames = 0;
+  std::vector<uint8_t> screen;  // empty unless the script reads it
+};
+
 class ResetAhead {
  public:
   /// Loads the spare emulator's ROM (the caller's thread: the env's build task).
@@ -47,11 +68,20 @@ class ResetAhead {
   void arm(ale::ALEInterface& live);
   /// Live thread, before the live emulator reloads its ROM (a seeded reset): nothing prepared holds.
   void disarm();
-  /// Live thread, in reset_game(): swaps the prepared emulator in and returns true, or returns false
-  /// (not prepared yet, or not allowed): the live emulator resets itself, at once. Never waits for a
-  /// prepare unless wait_for_prepares() is on. While the verdict's real-reset checks are due, it
-  /// resets the live emulator for real, compares, and returns true with nothing swapped.
-  bool take(std::unique_ptr<ale::ALEInterface>& live);
+  /// Live thread, after a chain's reset: what it will do after the next real reset (empty: not known).
+  /// A prepare waits for it, so that it plays the script of this very episode.
+  void set_script(ResetScript script);
+  enum class Taken { kNo, kDone, kReplay };
+  /// Live thread, in reset_game(). kNo (not prepared yet, or not allowed): the live emulator resets
+  /// itself, at once; never waits for a prepare unless wait_for_prepares() is on. kDone: reset,
+  /// either swapped in or (while the verdict's real-reset checks are due) made for real and compared.
+  /// kReplay: the live emulator is left as it is, and replay() holds the reset and its script as
+  /// played on the spare: the caller answers from it, then commit()s, or resets for real.
+  Taken take(std::unique_ptr<ale::ALEInterface>& live);
+  const std::vector<ReplayFrame>& replay() const { return replay_; }
+  /// After a replay of `played` script frames: swaps the spare in, its frame counter going on from
+  /// `live_frame` (the live one's before the reset), and arms the next prepare.
+  void commit(std::unique_ptr<ale::ALEInterface>& live, int live_frame);
 
   /// Whether a prepare has work and nobody was told yet: true once per arm (the engine queues it).
   bool claim() { return claimable_.exchange(false, std::memory_order_acq_rel); }
@@ -59,8 +89,10 @@ class ResetAhead {
   void prepare();
   /// Resets taken from the spare so far (for tests and the benchmark: the path really ran).
   int64_t taken() const { return taken_; }
-  /// For tests: take() waits for a queued or running prepare instead of resetting for real (so
-  /// that a loaded machine, whose idle threads may never run, still takes the path under test).
+  /// Of those, the ones whose chain's script was replayed (the no-ops and FIRE computed ahead too).
+  int64_t replayed() const { return replayed_; }
+  /// For tests: take() runs the prepare itself, on the live thread, instead of resetting for real
+  /// (a loaded machine may never run threads at idle priority), so the path under test is taken.
   void wait_for_prepares(bool on) { wait_ = on; }
 
  private:
@@ -68,8 +100,18 @@ class ResetAhead {
   std::unique_ptr<ale::ALEInterface> spare_;
   std::mutex mutex_;
   std::condition_variable prepared_;
+  /// The script played on the spare after its reset, frame by frame (to a game's end at most).
+  std::vector<ReplayFrame> record(const ResetScript& script);
+  /// The carried-over frame counter and RNG (see take) onto the spare's state.
+  void carry_over(ale::ALEInterface& live, int live_frame);
+  void rearm(ale::ALEState base);  // the next prepare from `base` (lock held; same generation)
+
   ale::ALEState base_;       // where the next reset starts: the live state right after the last one
   ale::ALEState next_base_;  // the prepared reset's own state: where the one after it starts
+  std::string checked_;      // the prepared reset's state_of, while real-reset checks are due
+  ResetScript script_;       // the chain's, for the reset after generation script_for_
+  uint64_t script_for_ = 0;  // a prepare waits for its generation's script (an empty one included)
+  std::vector<ReplayFrame> replay_;
   uint64_t generation_ = 0;  // every arm, disarm and take: a prepare of an older one is void
   uint64_t ready_for_ = 0;   // the generation whose reset spare_ holds (ready_ true)
   bool pending_ = false;     // base_ not prepared yet
@@ -78,6 +120,7 @@ class ResetAhead {
   bool wait_ = false;
   std::atomic<bool> claimable_{false};
   int64_t taken_ = 0;
+  int64_t replayed_ = 0;
 };
 
 }  // namespace sb3ale

@@ -98,13 +98,18 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
 
 
 def swapping(env):
-    """`env` (any front-end of ours) with resets computed ahead on, and waited for at an episode's end
-    rather than made inline when its idle-priority thread has not run yet (a loaded machine): so that
-    a test really takes the swapped path. Its swaps so far: `resets_taken(env)`."""
+    """`env` (any front-end of ours) with resets computed ahead on, each prepared by its env at its
+    episode's end rather than by the idle-priority threads (which a loaded machine may never run):
+    so that a test really takes the swapped path. Its swaps so far: `resets_taken(env)`."""
     env._native._vec._reset_ahead_wait = True
     return env
 
 
 def resets_taken(env) -> int:
     return env._native._vec._resets_taken
+
+
+def resets_replayed(env) -> int:
+    """Of the swapped resets, those whose no-ops and FIRE were computed ahead too (no sticky actions)."""
+    return env._native._vec._resets_replayed
 

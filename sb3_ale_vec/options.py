@@ -265,6 +265,10 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
             fire = "FIRE" in actions if fire is None else fire  # AtariWrapper's test for FireResetEnv
             if fire and (len(actions) < 3 or actions[1] != "FIRE"):
                 raise ValueError(f"use_fire_reset=True needs FIRE as action 1 and 3+ actions; {g} has {actions}")
+            # NoopResetEnv and AtariPreprocessing refuse this too: their no-ops play action 0.
+            if values["noop_max"] > 0 and actions[0] != "NOOP":
+                raise ValueError(f"noop_max={values['noop_max']} needs NOOP as action 0, as AtariPreprocessing's "
+                                 f"no-ops do; {g} has {actions}: pass noop_max=0")
         config = _engine.EnvConfig(base)
         config.rom_path = rom_path(g)
         config.fire_reset = fire

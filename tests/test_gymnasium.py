@@ -345,3 +345,12 @@ def test_a_partial_reset_returns_each_envs_own_stack_not_the_callers_array():
     assert info["_seeds"].tolist() == [False, True, False]  # SyncVectorEnv: infos of the reset envs only
     env.close()
     fresh.close()
+
+
+def test_no_ops_without_noop_as_action_0_are_refused_as_gymnasium_refuses_them():
+    # Video Checkers' minimal action set starts with FIRE: AtariPreprocessing refuses its no-ops.
+    with pytest.raises(ValueError, match="first action meaning must be 'NOOP'"):
+        AtariPreprocessing(gym.make("ALE/VideoCheckers-v5", frameskip=1))
+    with pytest.raises(ValueError, match="noop_max=30 needs NOOP as action 0"):
+        AleVectorEnv("video_checkers", 1)
+    AleVectorEnv("video_checkers", 1, noop_max=0).close()

@@ -166,6 +166,7 @@ void add_hooks(py::module_& m) {
         config.mode = mode;
         config.difficulty = difficulty;
         config.repeat_action_probability = repeat_action_probability;
+        quiet_ale_logs();
         py::gil_scoped_release release;
         return probe_reset(config);
       },

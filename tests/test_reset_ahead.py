@@ -6,17 +6,18 @@ wherever the probe's verdict allows them, and never where it refuses."""
 
 from __future__ import annotations
 
-import ale_py
+import importlib.util
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py import ALEInterface, LoggerMode, roms
 from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
-from gymnasium.vector import AutoresetMode
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from helpers import resets_replayed, resets_taken, swapping
 from test_batching import assert_same, trajectories
-from gymnasium.vector import SyncVectorEnv
-from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from test_gymnasium import compare
 
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, EngineError, _testing
@@ -215,3 +216,13 @@ def test_what_the_probe_refuses_and_why():
     assert _verdict("seaquest") == "its reset keeps RAM"
     assert _verdict("berzerk") == ""
     assert "draws the environment RNG" in _verdict("berzerk", repeat_action_probability=STICKY)
+
+
+@pytest.mark.slow  # two probes of every ROM ALE runs
+def test_the_verdict_table_in_the_docs_is_rederived():
+    path = Path(__file__).parents[1] / "tools" / "reset_verdicts.py"
+    spec = importlib.util.spec_from_file_location("reset_verdicts", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    docs = (Path(__file__).parents[1] / "docs" / "faithfulness.md").read_text()
+    assert tool.table() in docs

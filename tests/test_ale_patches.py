@@ -38,6 +38,7 @@ def ale_py_screens(rom: str, actions: list, colour_averaging: bool) -> np.ndarra
     return np.stack(screens)
 
 
+@pytest.mark.tsan
 def test_colour_averaged_frames_equal_ale_py():
     # Each ROM twice, all eight emulators built at once on threads of their own: the tables of a
     # palette are built by one of them and shared with the others, across threads.

@@ -25,13 +25,14 @@ ROMS = ["pong", "breakout", "adventure", "air_raid"]
 
 
 def ale_py_screens(rom: str, actions: list, colour_averaging: bool) -> np.ndarray:
+    """getScreen() after loadROM, then after each action: len(actions) + 1 screens."""
     ale = ale_py.ALEInterface()
     ale.setLoggerMode(ale_py.LoggerMode.Error)
     ale.setBool("color_averaging", colour_averaging)
     ale.setFloat("repeat_action_probability", 0.0)
     ale.setInt("random_seed", 0)
     ale.loadROM(roms.get_rom_path(rom))
-    screens = []
+    screens = [ale.getScreen()]
     for action in actions:
         ale.act(ale_py.Action(action))
         screens.append(ale.getScreen())
@@ -44,11 +45,18 @@ def test_colour_averaged_frames_equal_ale_py():
     # palette are built by one of them and shared with the others, across threads.
     actions = np.random.default_rng(0).integers(0, 6, 200).tolist()  # NOOP, FIRE, UP, RIGHT, LEFT, DOWN
     ours = _testing._colour_averaged_screens([str(roms.get_rom_path(rom)) for rom in ROMS * 2], actions, seed=0)
-    for i, rom in enumerate(ROMS * 2):
-        expected = ale_py_screens(rom, actions, colour_averaging=True)
-        assert np.array_equal(ours[i], expected), (rom, int((ours[i] != expected).sum()))
-        if i < len(ROMS):  # averaging was really on: some frame differs from the plain screens
-            assert not np.array_equal(ours[i], ale_py_screens(rom, actions, colour_averaging=False)), rom
+    for i, rom in enumerate(ROMS):
+        assert np.array_equal(ours[i], ours[i + len(ROMS)]), rom
+        plain = ale_py_screens(rom, actions, colour_averaging=False)
+        expected = ale_py_screens(rom, actions, colour_averaging=True)[1:]
+        # A frame blends the screen bytes of this frame and the last. ALE's tables hold the even
+        # (colour) bytes only and leave the odd ones uninitialised, which Air Raid's screens hold:
+        # there ALE's frames depend on what the memory held (ours read 0s), so only pixels whose
+        # two bytes are even are compared.
+        defined = (plain[1:] % 2 == 0) & (plain[:-1] % 2 == 0)
+        assert defined.mean() > 0.3, rom  # Air Raid: 40%
+        assert np.array_equal(ours[i][defined], expected[defined]), (rom, int((ours[i] != expected)[defined].sum()))
+        assert not np.array_equal(ours[i], plain[1:]), rom  # averaging was really on
 
 
 def test_patch_applies_to_the_pinned_sources_and_refuses_others(tmp_path):

@@ -24,7 +24,8 @@ from setuptools.errors import CompileError, SetupError
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # PEP 517 backends do not put the project on sys.path
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
-from build_support.ale_source import AleSourceError, ale_source_dir, file_sha256, pinned  # noqa: E402
+from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
+from build_support.ale_source import AleSourceError, file_sha256, pinned  # noqa: E402
 from build_support.native_flags import ENGINE_FLAGS, SANITIZERS  # noqa: E402
 
 PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
@@ -90,7 +91,7 @@ class BuildClib(build_clib):
     def build_libraries(self, libraries) -> None:
         (name, _), = libraries  # its sources are only known once ALE's sdist is unpacked
         version = ale_version()
-        src = ale_source_dir(version) / "src"
+        src = patched_source_dir(version) / "src"  # with our changes (build_support/ale_patches.py)
         generated = Path(self.build_temp) / "ale-generated"
         self.ale_include_dirs = [str(src), str(generated)]
         write_version_hpp(src / "ale", generated, version)
@@ -101,7 +102,8 @@ class BuildClib(build_clib):
         roms = training_roms()
         pgo = (os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
                and "Free Software Foundation" in version_text)  # GCC's banner; Clang names no foundation
-        inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "compiler": self.compiler.compiler_so,
+        inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "patches_sha256": patches_sha256(),
+                  "compiler": self.compiler.compiler_so,
                   "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
                   "pgo": pgo and {"frames_per_rom": PGO_FRAMES_PER_ROM, "roms": len(roms),
                                   "trainer_sha256": file_sha256(PGO_TRAINER)}}

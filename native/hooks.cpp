@@ -5,10 +5,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <chrono>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulator.hpp"
@@ -75,6 +77,49 @@ std::vector<double> numpy_random(const std::vector<uint32_t>& entropy, int count
 /// soft resets of 4 frames, then the game's starting actions (StellaEnvironment::reset).
 int reset_frames(ale::ALEInterface& ale) {
   return 60 + 2 * 4 + static_cast<int>(ale.romSettings->getStartingActions().size());
+}
+
+// Colour-averaged screens (ALE's PhosphorBlend, its tables shared by our build patch) of each ROM,
+// all ROMs played at once on threads of their own: the tests compare them with ale-py's own ALE.
+std::vector<py::array_t<uint8_t>> colour_averaged_screens(const std::vector<std::string>& rom_paths,
+                                                           const std::vector<int>& actions, int seed) {
+  for (const std::string& rom_path : rom_paths) {
+    if (!ale::ALEInterface::isSupportedROM(rom_path)) throw std::invalid_argument("not a ROM that ALE supports: " + rom_path);
+  }
+  for (int action : actions) {
+    if (action < 0 || action >= PLAYER_A_MAX) throw std::out_of_range("not an ALE action id: " + std::to_string(action));
+  }
+  quiet_ale_logs();
+  std::vector<std::vector<uint8_t>> screens(rom_paths.size());
+  std::vector<std::array<size_t, 2>> shapes(rom_paths.size());  // PAL games have more rows
+  {
+    py::gil_scoped_release release;
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < rom_paths.size(); ++i) {
+      threads.emplace_back([&, i] {
+        ale::ALEInterface ale;
+        ale.setBool("color_averaging", true);
+        ale.setFloat("repeat_action_probability", 0.0f);
+        ale.setInt("random_seed", seed);
+        ale.loadROM(rom_paths[i]);
+        const ale::ALEScreen& screen = ale.getScreen();
+        const size_t size = screen.arraySize();
+        shapes[i] = {screen.height(), screen.width()};
+        for (int action : actions) {
+          ale.act(static_cast<ale::Action>(action));
+          screens[i].insert(screens[i].end(), screen.getArray(), screen.getArray() + size);
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  std::vector<py::array_t<uint8_t>> out;
+  for (size_t i = 0; i < rom_paths.size(); ++i) {
+    py::array_t<uint8_t> array({actions.size(), shapes[i][0], shapes[i][1]});
+    std::copy(screens[i].begin(), screens[i].end(), array.mutable_data());
+    out.push_back(array);
+  }
+  return out;
 }
 
 py::dict bare_act(const std::string& rom_path, double seconds, int seed) {
@@ -154,6 +199,10 @@ void add_hooks(py::module_& m) {
   m.def("_bare_act", &bare_act, py::arg("rom_path"), py::arg("seconds"), py::arg("seed") = 0,
         "Benchmark: this build's emulator alone, random minimal actions and reset_game() on game over, "
         "for `seconds` with the GIL released. Returns act_frames, resets, reset_frames (per reset), seconds.");
+  m.def("_colour_averaged_screens", &colour_averaged_screens, py::arg("rom_paths"), py::arg("actions"),
+        py::arg("seed") = 0,
+        "Tests: getScreen() after each of `actions` (ALE action ids) with color_averaging on, one array "
+        "(frames, height, width) per ROM, the ROMs played at once on threads of their own.");
   m.def("_inject_fault", [](PyVectorizer& engine, int env_id) { engine.inject_fault(env_id); }, py::arg("engine"),
         py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),

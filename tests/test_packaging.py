@@ -108,7 +108,8 @@ def test_sdist_holds_only_our_sources(tmp_path):
         names = [m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()]
         sources = tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("SOURCES.txt")))
         listed = sources.read().decode().split()
-    for required in ("setup.py", "native/pgo_train.cpp", "native/engine.cpp", "build_support/ale_source.py"):
+    for required in ("setup.py", "native/pgo_train.cpp", "native/engine.cpp", "build_support/ale_source.py",
+                     "build_support/ale_patches.py"):
         assert required in names
     ours = [n for n in names if n != "PKG-INFO" and n != "setup.cfg" and ".egg-info/" not in n]
     assert all((ROOT / n).is_file() for n in ours), [n for n in ours if not (ROOT / n).is_file()]

@@ -16,9 +16,9 @@ core=$(cat "$temp/ale-core-path.txt")
 ale_src=$(python - <<'PY'
 import re
 from pathlib import Path
-from build_support.ale_source import ale_source_dir
+from build_support.ale_patches import patched_source_dir
 version = re.search(r'"ale-py==([\w.]+)"', Path("pyproject.toml").read_text()).group(1)
-print(ale_source_dir(version) / "src")
+print(patched_source_dir(version) / "src")
 PY
 )
 flags=$(python -m build_support.native_flags "$kind")

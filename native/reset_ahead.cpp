@@ -153,11 +153,7 @@ std::string probe_reset(const EnvConfig& config) {
 }
 
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames)
-    : config_(config), spare_(make_ale(config, ale_max_frames)) {
-  // Loaded now, on the thread that builds the env, not by the first prepare: a batch's first
-  // resets would otherwise queue one ROM load each behind the next batches.
-  spare_->loadROM(config_.rom_path);
-}
+    : config_(config), spare_(make_ale(config, ale_max_frames)) {}
 
 ResetAhead::~ResetAhead() {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -206,6 +202,9 @@ void ResetAhead::prepare() {
     try {
       Verdicts::get().probe(config_, base);
       if (!Verdicts::get().refused(config_)) {
+        // Loaded by its first prepare, in time no step wants (a quarter of building an env).
+        if (!loaded_) spare_->loadROM(config_.rom_path);
+        loaded_ = true;
         spare_->restoreState(base);
         spare_->reset_game();
         next = spare_->cloneState();

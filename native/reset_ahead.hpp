@@ -58,7 +58,7 @@ struct ReplayFrame {
 
 class ResetAhead {
  public:
-  /// Loads the spare emulator's ROM (the caller's thread: the env's build task).
+  /// The spare emulator loads its ROM at its first prepare.
   ResetAhead(const EnvConfig& config, int ale_max_frames);
   ~ResetAhead();  // waits for a prepare running on another thread
   ResetAhead(const ResetAhead&) = delete;
@@ -118,6 +118,7 @@ class ResetAhead {
   bool running_ = false;     // a prepare has spare_
   bool ready_ = false;
   bool wait_ = false;
+  bool loaded_ = false;  // spare_'s ROM (its prepares' thread only, one at a time)
   std::atomic<bool> claimable_{false};
   int64_t taken_ = 0;
   int64_t replayed_ = 0;

@@ -8,6 +8,8 @@
 #include <string>
 #include <system_error>
 
+#include "thread_pool.hpp"
+
 namespace sb3ale {
 
 namespace {
@@ -27,10 +29,14 @@ bool lower_to_idle() {
 
 }  // namespace
 
-Background::Background(int num_threads, std::function<void(int)> task) : task_(std::move(task)) {
+Background::Background(int num_threads, int affinity_offset, std::function<void(int)> task) : task_(std::move(task)) {
+  const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t < num_threads; ++t) {
     try {
       threads_.emplace_back([this] {
+#if defined(__linux__)
+        pthread_setname_np(pthread_self(), "sb3ale-idle");  // as tests and top see it
+#endif
         if (!lower_to_idle()) idle_priority_.store(false);
         work();
       });
@@ -38,6 +44,12 @@ Background::Background(int num_threads, std::function<void(int)> task) : task_(s
       stop_and_join();  // a constructor that throws runs no destructor: join the threads started
       throw std::runtime_error("could not start background thread " + std::to_string(t + 1) + " (" + e.what() +
                                "): the process is out of threads or memory; ask for fewer num_threads");
+    }
+    if (affinity_offset >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()], &set);
+      pthread_setaffinity_np(threads_.back().native_handle(), sizeof set, &set);
     }
   }
 }

@@ -18,7 +18,8 @@ namespace sb3ale {
 /// elsewhere. Nothing waits for a task but drop(). The task must not throw.
 class Background {
  public:
-  Background(int num_threads, std::function<void(int)> task);
+  /// `affinity_offset` >= 0 pins thread t as ThreadPool pins worker t (the same CPUs, no others).
+  Background(int num_threads, int affinity_offset, std::function<void(int)> task);
   ~Background();  // drops what is queued and joins (waiting for the tasks running)
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;

@@ -75,7 +75,7 @@ class GymnasiumChain : public Chain {
     const int64_t frames = noops * config_.env_frameskip;
     script.screens.push_back(frames == 0);
     for (int64_t f = 0; f < frames; ++f) {
-      script.actions.push_back(emu_.action_set()[0]);
+      script.actions.push_back(static_cast<int>(emu_.action_set()[0]));
       script.screens.push_back(f == frames - 1);
     }
     return script;

@@ -69,14 +69,14 @@ class Sb3Chain : public Chain {
     const bool pooled = config_.maxpool && skip > 1;
     script.screens.push_back(noops == 0);
     for (int64_t f = 0; f < noops * frames; ++f) {
-      script.actions.push_back(set[0]);
+      script.actions.push_back(static_cast<int>(set[0]));
       script.screens.push_back(f == noops * frames - 1);
     }
     for (const int action : {1, 2}) {
       if (!config_.fire_reset) break;
       for (int i = 0; i < skip; ++i) {
         for (int f = 0; f < frames; ++f) {
-          script.actions.push_back(set[static_cast<size_t>(action)]);
+          script.actions.push_back(static_cast<int>(set[static_cast<size_t>(action)]));
           script.screens.push_back(f == frames - 1 && (pooled ? i >= skip - 2 : i == skip - 1));
         }
       }

@@ -124,7 +124,8 @@ void Emulator::reset_game() {
 ale::reward_t Emulator::act_ale(ale::Action action, float strength) {
   ale::reward_t reward = 0;
   const auto next = static_cast<size_t>(replay_at_ + 1);
-  if (replaying() && next < ahead_->replay().size() && ahead_->replay()[next].action == action && strength == 1.0f) {
+  if (replaying() && next < ahead_->replay().size() && ahead_->replay()[next].action == static_cast<int>(action) &&
+      strength == 1.0f) {
     ++replay_at_;  // the script's next frame: what the spare played
     reward = replayed().reward;
   } else {
@@ -143,9 +144,11 @@ void Emulator::leave_replay() const {
     ahead_->commit(ale_, live_frame_);
     return;
   }
+  std::vector<int> actions;  // taken first: once armed, the recording belongs to the next prepare
+  for (int k = 1; k <= played; ++k) actions.push_back(frames[static_cast<size_t>(k)].action);
   ale_->reset_game();
   ahead_->arm(*ale_);
-  for (int k = 1; k <= played; ++k) ale_->act(frames[static_cast<size_t>(k)].action);
+  for (const int action : actions) ale_->act(static_cast<ale::Action>(action));
 }
 
 const uint8_t* Emulator::screen() const {

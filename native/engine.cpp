@@ -27,6 +27,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
                int batch_size)
     : configs_(configs),
       batch_size_(batch_size == 0 ? static_cast<int>(configs.size()) : batch_size),
+      affinity_offset_(thread_affinity_offset),
       obs_size_(static_cast<size_t>(first(configs).obs_size())),
       resize_(kScreenHeight, kScreenWidth, first(configs).img_height, first(configs).img_width,
               first(configs).channels()),
@@ -219,7 +220,8 @@ void Engine::set_reset_ahead(bool on, bool wait) {
 void Engine::start_background() {
   // As many as the pool's workers: they run only in time that no thread of ours (nor any other
   // program) wants, so more would only compete with each other.
-  background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), [this](int i) { prepare_env(i); });
+  background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), affinity_offset_,
+                                             [this](int i) { prepare_env(i); });
 }
 
 void Engine::apply_reset_ahead(size_t e) {

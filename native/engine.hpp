@@ -132,6 +132,7 @@ class Engine {
 
   std::vector<EnvConfig> configs_;
   int batch_size_ = 0;
+  int affinity_offset_ = -1;  // the pool's, for the background threads too
   size_t obs_size_ = 0;
   AreaResize resize_;
   PaletteCache palettes_;  // before envs_: they load their ROMs' palettes from it

@@ -230,7 +230,7 @@ void ResetAhead::prepare() {
 
 std::vector<ReplayFrame> ResetAhead::record(const ResetScript& script) {
   const int start = spare_->getFrameNumber() - spare_->getEpisodeFrameNumber();  // before the reset
-  auto frame = [&](ale::Action action, ale::reward_t reward, bool screen) {
+  auto frame = [&](int action, ale::reward_t reward, bool screen) {
     ReplayFrame f;
     f.action = action;
     f.reward = reward;
@@ -248,7 +248,7 @@ std::vector<ReplayFrame> ResetAhead::record(const ResetScript& script) {
   std::vector<ReplayFrame> out;
   out.push_back(frame(ale::PLAYER_A_NOOP, 0, !script.screens.empty() && script.screens[0]));
   for (size_t k = 0; k < script.actions.size() && !out.back().game_over && !out.back().truncated; ++k) {
-    const ale::reward_t reward = spare_->act(script.actions[k]);
+    const ale::reward_t reward = spare_->act(static_cast<ale::Action>(script.actions[k]));
     out.push_back(frame(script.actions[k], reward, k + 1 < script.screens.size() && script.screens[k + 1]));
   }
   return out;

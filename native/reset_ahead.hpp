@@ -40,13 +40,13 @@ std::string probe_reset(const EnvConfig& config);
 /// sticky actions, no random draw between two resets but the no-op count): ALE actions at full
 /// strength, and after which frames it reads the screen ([0]: right after reset_game()).
 struct ResetScript {
-  std::vector<ale::Action> actions;
+  std::vector<int> actions;   // ale::Action ids (a vector of ale::Action would export its template)
   std::vector<char> screens;  // actions.size() + 1 entries
 };
 
 /// One frame of a prepared script as the live emulator would show it (frame 0: the reset itself).
 struct ReplayFrame {
-  ale::Action action = ale::PLAYER_A_NOOP;
+  int action = ale::PLAYER_A_NOOP;  // an ale::Action id
   ale::reward_t reward = 0;
   int lives = 0;
   bool game_over = false;

@@ -59,6 +59,9 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
     try {
       workers_.emplace_back([this, t] {
         this_thread_index = t + 1;
+#if defined(__linux__)
+        pthread_setname_np(pthread_self(), "sb3ale-worker");
+#endif
         work();
       });
     } catch (const std::system_error& e) {

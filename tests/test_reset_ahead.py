@@ -129,12 +129,18 @@ def test_every_rom_with_sticky_actions_equals_ale_py_and_swaps_where_allowed(gam
         assert (taken > 0) == (_verdict(game, **kwargs) == ""), (game, taken, _verdict(game, **kwargs))
 
 
-def _modes(game: str) -> tuple[int, int] | None:
-    """The ROM's last mode and difficulty, where it has one besides its default."""
+def _modes(game: str) -> tuple[int, int, int] | None:
+    """The ROM's last mode and difficulty, where it has one besides its default, and the frames its
+    reset counts in them (a mode's set-up: 827 for Video Cube's last)."""
     ale = ALEInterface()
     ale.loadROM(str(roms.get_rom_path(game)))
     modes, levels = ale.getAvailableModes(), ale.getAvailableDifficulties()
-    return (modes[-1], levels[-1]) if len(modes) > 1 or len(levels) > 1 else None
+    if len(modes) == 1 and len(levels) == 1:
+        return None
+    ale.setMode(modes[-1])
+    ale.setDifficulty(levels[-1])
+    ale.reset_game()
+    return modes[-1], levels[-1], ale.getEpisodeFrameNumber()
 
 
 @pytest.mark.slow  # every ROM with a mode or difficulty besides its default: about 1 s each
@@ -143,7 +149,9 @@ def test_non_default_modes_and_difficulties_equal_gymnasium(game):
     chosen = _modes(game)
     if chosen is None:
         return
-    kwargs = dict(mode=chosen[0], difficulty=chosen[1], repeat_action_probability=STICKY, max_num_frames_per_episode=160)
+    # 160 frames past the reset's own: an episode every 40 steps.
+    kwargs = dict(mode=chosen[0], difficulty=chosen[1], repeat_action_probability=STICKY,
+                  max_num_frames_per_episode=chosen[2] + 160)
 
     # AtariPreprocessing's no-ops need NOOP as action 0 (Video Checkers' minimal set has none).
     meanings = gym.make(f"ALE/{camel_name(game)}-v5").unwrapped.get_action_meanings()

@@ -140,23 +140,31 @@ def test_same_seed_same_trajectory_within_a_batch():
     env.close()
 
 
-def _thread_cpus() -> dict[int, str]:
-    """Cpus_allowed_list of each thread of this process."""
+def _thread_cpus(name: str | None = None) -> dict[int, str]:
+    """Cpus_allowed_list of each thread of this process (named `name`, if given)."""
     cpus = {}
     for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/comm") as f:
+            if name is not None and f.read().strip() != name:
+                continue
         with open(f"/proc/self/task/{task}/status") as f:
             cpus[int(task)] = next(line.split()[1] for line in f if line.startswith("Cpus_allowed_list"))
     return cpus
 
 
 def test_thread_affinity_offset_pins_each_worker_to_its_core():
-    before = _thread_cpus()  # three threads: two workers and the caller, which is not pinned
+    # Three threads: two workers and the caller, which is not pinned; and two threads at idle priority
+    # for the resets computed ahead, pinned as the workers are.
+    before = _thread_cpus()
     env = AleNativeVecEnv("pong", 4, num_threads=3, thread_affinity_offset=1)
-    workers = {t: c for t, c in _thread_cpus().items() if t not in before}
+    workers = {t: c for t, c in _thread_cpus("sb3ale-worker").items() if t not in before}
+    idle = {t: c for t, c in _thread_cpus("sb3ale-idle").items() if t not in before}
+    policies = {os.sched_getscheduler(t) for t in idle}
     env.close()
     cores = os.cpu_count()
     expected = sorted(str((1 + t) % cores) for t in range(2) if (1 + t) % cores in os.sched_getaffinity(0))
     assert len(workers) == 2 and expected and sorted(workers.values()) == expected, (workers, expected)
+    assert sorted(idle.values()) == expected and policies == {os.SCHED_IDLE}, (idle, policies)
 
 
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)

@@ -127,7 +127,7 @@ TEST(background_tasks_run_at_idle_priority_once_each_and_can_be_dropped) {
   std::atomic<int> runs{0}, beside{0}, inside{0}, idle{0};
   std::atomic<bool> started{false}, release{false};
   {
-    Background background(2, [&](int i) {
+    Background background(2, -1, [&](int i) {
       int policy = 0;
       sched_param param{};
       if (pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE) idle.fetch_add(1);

@@ -162,9 +162,15 @@ class BuildClib(build_clib):
                                         include_dirs=include_dirs, extra_postargs=["-std=c++17", "-O2"])
         self.compiler.link_executable(objects + trainer, "ale_pgo_train", output_dir=self.build_temp,
                                       libraries=["z"], extra_postargs=["-fprofile-generate"], target_lang="c++")
-        print(f"training ALE's core on {len(roms)} ROMs for its profile-guided build")
-        subprocess.run([str(Path(self.build_temp) / "ale_pgo_train"), str(PGO_FRAMES_PER_ROM), *roms],
-                       check=True)
+        # One trainer per core, each on its share of the ROMs: GCC's runtime adds each process's
+        # counts into the same profile files under a lock, so the profile is the one run's.
+        jobs = max(1, min(len(roms), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+        print(f"training ALE's core on {len(roms)} ROMs for its profile-guided build ({jobs} processes)")
+        trainers = [subprocess.Popen([str(Path(self.build_temp) / "ale_pgo_train"), str(PGO_FRAMES_PER_ROM),
+                                      *roms[j::jobs]]) for j in range(jobs)]
+        failed = [t.args for t in trainers if t.wait() != 0]
+        if failed:
+            raise SetupError(f"the profile training failed: {failed[0][:3]}")
         return compile_with(["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"])
 
 

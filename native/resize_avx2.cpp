@@ -99,11 +99,6 @@ SB3ALE_AVX2 void filter8(const float* block, const int32_t* idx, const float* w,
 
 }  // namespace
 
-bool area_avx2_available() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 SB3ALE_AVX2 void area_horizontal_avx2(const uint8_t* src, int src_h, int row, const int32_t* idx, const float* w,
                                       int taps, int n, float* block, float* hsum) {
   for (int y0 = 0; y0 < src_h; y0 += kRows) {

@@ -1,4 +1,5 @@
-// The AVX2 kernel of AreaResize's float area pass, chosen at run time where the CPU has AVX2.
+// The AVX2 kernel of AreaResize's float area pass, chosen at run time where the CPU has AVX2
+// (process_isa, isa.hpp).
 #pragma once
 
 #include <cstddef>
@@ -13,9 +14,6 @@
 namespace sb3ale {
 
 #if SB3ALE_AREA_AVX2
-/// True where the CPU runs AVX2 (checked once).
-bool area_avx2_available();
-
 /// The horizontal pass over all `src_h` rows of `row` bytes, eight rows at a time: hsum[y * n + e] =
 /// sum over m of w[e * taps + m] * src[y][idx[e * taps + m]], in float, in tap order. `block` holds
 /// 8 * row floats; hsum holds src_h rounded up to a multiple of 8 rows of n floats.

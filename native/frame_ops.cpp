@@ -224,6 +224,31 @@ void AreaResize::operator()(const uint8_t* src, uint8_t* dst, float* scratch) co
   }
 }
 
+void AreaResize::update(const uint8_t* src, const uint8_t* prev, uint8_t* dst) const {
+  if (mode_ != Mode::kArea) return (*this)(src, dst);
+  thread_local std::vector<float> scratch;
+  thread_local std::vector<uint8_t> need;  // source rows that changed, then those needed; then destination rows
+  if (scratch.size() < scratch_floats()) scratch.resize(scratch_floats());
+  need.assign(static_cast<std::size_t>(src_h_) + dst_h_, 0);
+  uint8_t* need_src = need.data();
+  uint8_t* need_dst = need_src + src_h_;
+  const std::size_t row = static_cast<std::size_t>(src_w_) * cn_;
+  bool any = false;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    for (int k = y_begin_[dy]; k < y_begin_[dy + 1] && !need_dst[dy]; ++k) {
+      const std::size_t y = static_cast<std::size_t>(y_row_[k]);
+      need_dst[dy] = std::memcmp(src + y * row, prev + y * row, row) != 0;
+    }
+    any = any || need_dst[dy];
+  }
+  if (!any) return;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    if (!need_dst[dy]) continue;
+    for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) need_src[y_row_[k]] = 1;  // every tap of the row
+  }
+  run_area(src, dst, scratch.data(), need_src, need_dst);
+}
+
 void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
   // Integer block sums: down the fy_ rows (exact in float, < 2^24), then across fx_ pixels. Each
   // total ends up as float(int sum), as OpenCV's `sum * scale`.
@@ -256,7 +281,8 @@ void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch)
   }
 }
 
-void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
+void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch, const uint8_t* need_src,
+                          const uint8_t* need_dst) const {
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
   const std::size_t padded_h = (src_h_ + kMaxRows - 1) / kMaxRows * kMaxRows;
   float* hsum = scratch;            // padded_h x n horizontal sums, one row per source row
@@ -264,16 +290,18 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) cons
   float* block = sum + n;           // kRows (or kMaxRows) source rows as float, interleaved
 #if SB3ALE_AREA_AVX2
   if (isa_ >= Isa::kAvx2) {  // the same float operations, eight rows or elements at a time (1.3-1.5x faster)
-    area_horizontal_avx2(src, src_h_, row, x_src_.data(), x_w_.data(), taps_x_, n, block, hsum);
-    area_vertical_avx2(hsum, n, dst_h_, y_begin_.data(), y_row_.data(), y_w_.data(), dst);
+    area_horizontal_avx2(src, src_h_, row, x_src_.data(), x_w_.data(), taps_x_, n, block, hsum, need_src);
+    area_vertical_avx2(hsum, n, dst_h_, y_begin_.data(), y_row_.data(), y_w_.data(), dst, need_dst);
     return;
   }
 #endif
   // Horizontal pass over every source row, kRows at a time (the last block repeats the last row).
+  const bool sse2 = isa_ >= Isa::kSse2;
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
+    if (need_src && std::none_of(need_src + y0, need_src + std::min(y0 + kRows, src_h_), [](uint8_t f) { return f; }))
+      continue;
     const uint8_t* s[kRows];
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
-    const bool sse2 = isa_ >= Isa::kSse2;
     interleave_rows(s, row, block, sse2);
     float* out = hsum + static_cast<std::size_t>(y0) * n;
     switch (taps_x_) {
@@ -285,6 +313,7 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) cons
   }
   // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row, in float; round at the end.
   for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
+    if (need_dst && !need_dst[dy]) continue;
     for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) {
       const float beta = y_w_[k];
       const float* h = hsum + static_cast<std::size_t>(y_row_[k]) * n;

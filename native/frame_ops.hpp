@@ -67,6 +67,11 @@ class AreaResize {
   /// Same, with caller-provided scratch of at least scratch_floats() floats (any alignment); this
   /// overload never allocates.
   void operator()(const uint8_t* src, uint8_t* dst, float* scratch) const;
+  /// dst holds this resize of `prev` (an image of src's size); makes it the resize of `src`: the
+  /// same bytes as operator()(src, dst), but where the float area pass runs (the 210x160 -> 84x84
+  /// case) only the destination rows whose source rows differ between the two are computed again.
+  /// Two frames in a row of an Atari game differ in a few rows (a ball, a paddle, the score).
+  void update(const uint8_t* src, const uint8_t* prev, uint8_t* dst) const;
 
   int src_h() const { return src_h_; }
   int src_w() const { return src_w_; }
@@ -81,7 +86,9 @@ class AreaResize {
   void build_area_tables(double scale_x, double scale_y);
   void build_linear_tables(double scale_x, double scale_y, double inv_x, double inv_y);
   void run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
-  void run_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
+  /// need_src[y] (source rows) and need_dst[dy] (destination rows): which to compute; null: all.
+  void run_area(const uint8_t* src, uint8_t* dst, float* scratch, const uint8_t* need_src = nullptr,
+                const uint8_t* need_dst = nullptr) const;
   void run_linear(const uint8_t* src, uint8_t* dst) const;
 
   int src_h_, src_w_, dst_h_, dst_w_, cn_;

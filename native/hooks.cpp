@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <stdexcept>
@@ -33,6 +34,17 @@ py::array_t<uint8_t> area_resize(const Bytes& src, int dst_h, int dst_w, bool si
                           static_cast<int>(src.shape(2)), simd ? hook_isa(isa) : Isa::kScalar);
   py::array_t<uint8_t> out({static_cast<py::ssize_t>(dst_h), static_cast<py::ssize_t>(dst_w), src.shape(2)});
   resize(src.data(), out.mutable_data());
+  return out;
+}
+
+py::array_t<uint8_t> area_resize_update(const Bytes& src, const Bytes& prev, const Bytes& dst, const std::string& isa) {
+  if (src.ndim() != 3 || dst.ndim() != 3) throw std::invalid_argument("src and dst must be (h, w, channels)");
+  if (prev.size() != src.size()) throw std::invalid_argument("prev must have src's size");
+  const AreaResize resize(static_cast<int>(src.shape(0)), static_cast<int>(src.shape(1)), static_cast<int>(dst.shape(0)),
+                          static_cast<int>(dst.shape(1)), static_cast<int>(src.shape(2)), hook_isa(isa));
+  py::array_t<uint8_t> out({dst.shape(0), dst.shape(1), dst.shape(2)});
+  std::copy(dst.data(), dst.data() + dst.size(), out.mutable_data());
+  resize.update(src.data(), prev.data(), out.mutable_data());
   return out;
 }
 
@@ -146,6 +158,8 @@ void add_hooks(py::module_& m) {
         py::arg("isa") = "",
         "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA); simd=False: the scalar path, "
         "isa: at most that level's (\"\": the process's).");
+  m.def("_area_resize_update", &area_resize_update, py::arg("src"), py::arg("prev"), py::arg("dst"), py::arg("isa") = "",
+        "Tests: AreaResize::update, dst (the resize of prev) made the resize of src, as a new array.");
   m.def("_rgb_to_gray", &gray_of_rgb, py::arg("rgb"), "Tests: cv2.cvtColor(RGB2GRAY), flattened.");
   m.def("_palette_lookup", &lookup, py::arg("indices"), py::arg("table"), py::arg("isa") = "",
         "Tests: table[indices], flattened, with at most `isa`'s instructions (\"\": the process's).");

@@ -47,6 +47,25 @@ def test_area_resize_of_atari_like_frames_equals_opencv(isa):
                                   cv2.resize(image, (84, 84), interpolation=cv2.INTER_AREA).reshape(84, 84, -1))
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("channels", [1, 3])
+def test_area_resize_update_equals_a_whole_resize(isa, channels):
+    # update() resizes again only the rows that changed since the previous frame: frames that differ
+    # in no row, one row (each edge), a few bands, and everywhere, at 84x84 (the float pass) and at
+    # sizes of the other modes (copy, integer blocks, upscale), which resize whole.
+    rng = np.random.default_rng(5)
+    for size in [(84, 84), (105, 80), (210, 160), (300, 200), (64, 48)]:
+        prev = rng.integers(0, 256, (210, 160, channels), dtype=np.uint8)
+        dst = _testing._area_resize(prev, *size, isa=isa)
+        for rows in ([], [0], [209], [3, 4, 100], list(range(50, 70)), list(range(210))):
+            src = prev.copy()
+            for y in rows:
+                src[y, rng.integers(0, 160)] ^= rng.integers(1, 256, channels, dtype=np.uint8)
+            ours = _testing._area_resize_update(src, prev, dst, isa=isa)
+            assert np.array_equal(ours, _testing._area_resize(src, *size, isa=isa)), (size, rows)
+            prev, dst = src, ours
+
+
 def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
     rng = np.random.default_rng(1)
     rgb = rng.integers(0, 256, (4096, 1, 3), dtype=np.uint8)

@@ -65,21 +65,24 @@ struct Shuffle128 {
     return ~static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y))) & 0xffffu;
   }
   __attribute__((target("ssse3"))) static V half(const V rows[8], V x) {
+    const V sixteen = _mm_set1_epi8(16);
     V i = _mm_and_si128(_mm_srli_epi16(x, 1), _mm_set1_epi8(0x7f));
     V r = _mm_shuffle_epi8(rows[0], i);
     for (int k = 1; k < 8; ++k) {
-      i = _mm_sub_epi8(i, _mm_set1_epi8(16));
+      i = _mm_sub_epi8(i, sixteen);
+      __asm__("" : "+x"(i));  // keeps the chain of subtractions: folded, they take 7 constants' registers
       r = _mm_xor_si128(r, _mm_shuffle_epi8(rows[k], i));
     }
     return r;
   }
-  /// table[x] for each byte of x.
-  __attribute__((target("ssse3"))) V operator()(V x) const {
-    const V low_bit = _mm_slli_epi16(x, 7);  // each byte's bit 0 in its top bit
-    const uint32_t odd_bytes = static_cast<uint32_t>(_mm_movemask_epi8(low_bit));
-    if (odd_bytes == 0) return half(even, x);
-    if (odd_bytes == 0xffffu) return half(odd, x);
-    const V is_odd = _mm_cmpgt_epi8(_mm_setzero_si128(), low_bit);
+  /// Bits of the bytes of x that are odd.
+  __attribute__((target("ssse3"))) static uint32_t odd_bytes(V x) {
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_slli_epi16(x, 7)));
+  }
+  /// table[x] for x with odd bytes: out of line, to leave the registers to the even rows.
+  __attribute__((target("ssse3"), noinline)) V with_odd(V x) const {
+    if (odd_bytes(x) == 0xffffu) return half(odd, x);
+    const V is_odd = _mm_cmpgt_epi8(_mm_setzero_si128(), _mm_slli_epi16(x, 7));
     return _mm_or_si128(_mm_and_si128(is_odd, half(odd, x)), _mm_andnot_si128(is_odd, half(even, x)));
   }
 };
@@ -103,20 +106,22 @@ struct Shuffle256 {
     return ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, y)));
   }
   __attribute__((target("avx2"))) static V half(const V rows[8], V x) {
+    const V sixteen = _mm256_set1_epi8(16);
     V i = _mm256_and_si256(_mm256_srli_epi16(x, 1), _mm256_set1_epi8(0x7f));
     V r = _mm256_shuffle_epi8(rows[0], i);
     for (int k = 1; k < 8; ++k) {
-      i = _mm256_sub_epi8(i, _mm256_set1_epi8(16));
+      i = _mm256_sub_epi8(i, sixteen);
+      __asm__("" : "+x"(i));
       r = _mm256_xor_si256(r, _mm256_shuffle_epi8(rows[k], i));
     }
     return r;
   }
-  __attribute__((target("avx2"))) V operator()(V x) const {
-    const V low_bit = _mm256_slli_epi16(x, 7);
-    const uint32_t odd_bytes = static_cast<uint32_t>(_mm256_movemask_epi8(low_bit));
-    if (odd_bytes == 0) return half(even, x);
-    if (odd_bytes == 0xffffffffu) return half(odd, x);
-    return _mm256_blendv_epi8(half(even, x), half(odd, x), low_bit);
+  __attribute__((target("avx2"))) static uint32_t odd_bytes(V x) {
+    return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_slli_epi16(x, 7)));
+  }
+  __attribute__((target("avx2"), noinline)) V with_odd(V x) const {
+    if (odd_bytes(x) == 0xffffffffu) return half(odd, x);
+    return _mm256_blendv_epi8(half(even, x), half(odd, x), _mm256_slli_epi16(x, 7));
   }
 };
 
@@ -130,8 +135,13 @@ template <typename S>
 __attribute__((always_inline)) inline void shuffle_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out,
                                                           std::size_t n) {
   const S lookup(table);
+  typename S::V even[8];  // in locals, which out's stores cannot alias, so they stay in registers
+  for (int k = 0; k < 8; ++k) even[k] = lookup.even[k];
   std::size_t p = 0;
-  for (; p + S::kWidth <= n; p += S::kWidth) S::store(out + p, lookup(S::load(indices + p)));
+  for (; p + S::kWidth <= n; p += S::kWidth) {
+    const typename S::V x = S::load(indices + p);
+    S::store(out + p, S::odd_bytes(x) == 0 ? S::half(even, x) : lookup.with_odd(x));
+  }
   scalar_lookup(indices + p, table, out + p, n - p);
 }
 
@@ -141,10 +151,12 @@ template <typename S>
 __attribute__((always_inline)) inline void shuffle_pairs(const uint8_t* a, const uint8_t* b, const uint8_t* pairs,
                                                          const uint8_t* diagonal, uint8_t* out, std::size_t n) {
   const S lookup(diagonal);
+  typename S::V even[8];
+  for (int k = 0; k < 8; ++k) even[k] = lookup.even[k];
   std::size_t p = 0;
   for (; p + S::kWidth <= n; p += S::kWidth) {
     const typename S::V x = S::load(a + p);
-    S::store(out + p, lookup(x));
+    S::store(out + p, S::odd_bytes(x) == 0 ? S::half(even, x) : lookup.with_odd(x));
     for (uint32_t changed = S::differ(x, S::load(b + p)); changed != 0; changed &= changed - 1) {
       const std::size_t q = p + static_cast<std::size_t>(__builtin_ctz(changed));
       out[q] = pairs[a[q] << 8 | b[q]];

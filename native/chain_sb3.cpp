@@ -20,7 +20,8 @@ class Sb3Chain : public Chain {
     pool_[0].assign(pixels, 0);  // MaxAndSkipEnv starts from np.zeros; palette index 0 is black
     pool_[1].assign(pixels, 0);
     raw_.assign(pixels, 0);
-    scratch_.assign(pixels * config_.channels(), 0);
+    scratch_[0].assign(pixels * config_.channels(), 0);
+    scratch_[1].assign(pixels * config_.channels(), 0);
   }
 
   void reset(const std::vector<uint32_t>* seed) override {
@@ -138,7 +139,8 @@ class Sb3Chain : public Chain {
     const uint8_t* a = obs_is_raw_ ? raw_.data() : pool_[0].data();
     const uint8_t* b = obs_is_raw_ ? raw_.data() : pool_[1].data();
     const size_t pixels = raw_.size();
-    uint8_t* dst = scratch_.data();
+    newest_ ^= 1;
+    uint8_t* dst = scratch_[newest_].data();
     const Palette& palette = emu_.palette();
     if (config_.grayscale) {
       pair_lookup(a, b, palette.gray_pair.data(), dst, pixels);
@@ -151,7 +153,9 @@ class Sb3Chain : public Chain {
         dst[3 * p + 2] = std::max(x[2], y[2]);
       }
     }
-    resize_(scratch_.data(), frame_.data());
+    // frame_ holds the resize of the last warp's frame, the other scratch_ (at first both are
+    // zeros, whose resize is zeros): only the rows that changed since are resized again.
+    resize_.update(dst, scratch_[newest_ ^ 1].data(), frame_.data());
   }
 
   const EnvConfig& config_;
@@ -163,7 +167,8 @@ class Sb3Chain : public Chain {
   bool obs_is_raw_ = false;       // the chain's current obs is raw_, not the pooled buffers
   int lives_ = 0;                 // EpisodicLifeEnv.lives
   bool was_real_done_ = true;     // EpisodicLifeEnv.was_real_done
-  std::vector<uint8_t> scratch_;  // the frame before resizing (gray or RGB, full size)
+  std::vector<uint8_t> scratch_[2];  // the frame before resizing (gray or RGB, full size): this warp's, the last's
+  int newest_ = 0;                   // the last warp's scratch_, whose resize frame_ holds
 };
 
 }  // namespace

@@ -48,12 +48,12 @@ std::vector<AreaTap> area_taps(int ssize, int dsize, double scale) {
 
 /// kRows source rows of `width` bytes, interleaved as floats: block[x * kRows + r] = s[r][x]. This
 /// transposition was half of the resize's time as scalar code; SSE2 does 16 columns at a time.
-void interleave_rows(const uint8_t* const s[kRows], int width, float* block) {
+void interleave_rows(const uint8_t* const s[kRows], int width, float* block, bool sse2) {
   int x = 0;
 #if defined(__SSE2__)
   static_assert(kRows == 4, "the SSE2 path interleaves 4 rows");
   const __m128i zero = _mm_setzero_si128();
-  for (; x + 16 <= width; x += 16) {
+  for (; sse2 && x + 16 <= width; x += 16) {
     const auto load = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s[r] + x)); };
     const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
     const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
@@ -71,6 +71,8 @@ void interleave_rows(const uint8_t* const s[kRows], int width, float* block) {
       out += 16;
     }
   }
+#else
+  (void)sse2;
 #endif
   for (; x < width; ++x)
     for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
@@ -81,7 +83,7 @@ void interleave_rows(const uint8_t* const s[kRows], int width, float* block) {
 /// to out[r * n + e]. kTaps > 0 fixes the tap count at compile time so the loop unrolls. Four
 /// elements are summed at a time and transposed, so that each row's four sums store at once.
 template <int kTaps>
-void filter_rows(const float* block, const int32_t* idx, const float* w, int taps, int n, float* out) {
+void filter_rows(const float* block, const int32_t* idx, const float* w, int taps, int n, float* out, bool sse2) {
   if (kTaps) taps = kTaps;
   const auto sum = [&](int e) {
     const int32_t* i = idx + static_cast<std::size_t>(e) * taps;
@@ -92,7 +94,7 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
   };
   int e = 0;
 #if defined(__SSE2__)
-  for (; e + 4 <= n; e += 4) {
+  for (; sse2 && e + 4 <= n; e += 4) {
     const Rows4 s0 = sum(e), s1 = sum(e + 1), s2 = sum(e + 2), s3 = sum(e + 3);
     __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(&s0)), c1 = _mm_loadu_ps(reinterpret_cast<const float*>(&s1));
     __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(&s2)), c3 = _mm_loadu_ps(reinterpret_cast<const float*>(&s3));
@@ -102,6 +104,8 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
     _mm_storeu_ps(out + 2 * n + e, c2);
     _mm_storeu_ps(out + 3 * n + e, c3);
   }
+#else
+  (void)sse2;
 #endif
   for (; e < n; ++e) {
     const Rows4 acc = sum(e);
@@ -111,13 +115,8 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
 
 }  // namespace
 
-AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels, bool simd)
-    : src_h_(src_h), src_w_(src_w), dst_h_(dst_h), dst_w_(dst_w), cn_(channels) {
-#if SB3ALE_AREA_AVX2
-  avx2_ = simd && area_avx2_available();
-#else
-  (void)simd;
-#endif
+AreaResize::AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels, Isa isa)
+    : src_h_(src_h), src_w_(src_w), dst_h_(dst_h), dst_w_(dst_w), cn_(channels), isa_(usable_isa(isa)) {
   const auto ok = [](int v) { return v >= 1 && v <= kMaxSize; };
   if (!ok(src_h) || !ok(src_w) || !ok(dst_h) || !ok(dst_w) || channels < 1 || channels > 4)
     throw std::invalid_argument("AreaResize: sizes must be in [1, 65535] and channels in [1, 4], got " +
@@ -225,6 +224,31 @@ void AreaResize::operator()(const uint8_t* src, uint8_t* dst, float* scratch) co
   }
 }
 
+void AreaResize::update(const uint8_t* src, const uint8_t* prev, uint8_t* dst) const {
+  if (mode_ != Mode::kArea) return (*this)(src, dst);
+  thread_local std::vector<float> scratch;
+  thread_local std::vector<uint8_t> need;  // source rows that changed, then those needed; then destination rows
+  if (scratch.size() < scratch_floats()) scratch.resize(scratch_floats());
+  need.assign(static_cast<std::size_t>(src_h_) + dst_h_, 0);
+  uint8_t* need_src = need.data();
+  uint8_t* need_dst = need_src + src_h_;
+  const std::size_t row = static_cast<std::size_t>(src_w_) * cn_;
+  bool any = false;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    for (int k = y_begin_[dy]; k < y_begin_[dy + 1] && !need_dst[dy]; ++k) {
+      const std::size_t y = static_cast<std::size_t>(y_row_[k]);
+      need_dst[dy] = std::memcmp(src + y * row, prev + y * row, row) != 0;
+    }
+    any = any || need_dst[dy];
+  }
+  if (!any) return;
+  for (int dy = 0; dy < dst_h_; ++dy) {
+    if (!need_dst[dy]) continue;
+    for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) need_src[y_row_[k]] = 1;  // every tap of the row
+  }
+  run_area(src, dst, scratch.data(), need_src, need_dst);
+}
+
 void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
   // Integer block sums: down the fy_ rows (exact in float, < 2^24), then across fx_ pixels. Each
   // total ends up as float(int sum), as OpenCV's `sum * scale`.
@@ -257,34 +281,39 @@ void AreaResize::run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch)
   }
 }
 
-void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch) const {
+void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch, const uint8_t* need_src,
+                          const uint8_t* need_dst) const {
   const int n = dst_w_ * cn_, row = src_w_ * cn_;
   const std::size_t padded_h = (src_h_ + kMaxRows - 1) / kMaxRows * kMaxRows;
   float* hsum = scratch;            // padded_h x n horizontal sums, one row per source row
   float* sum = hsum + padded_h * n;  // n vertical sums
   float* block = sum + n;           // kRows (or kMaxRows) source rows as float, interleaved
 #if SB3ALE_AREA_AVX2
-  if (avx2_) {  // the same float operations, eight rows or elements at a time (1.3-1.5x faster)
-    area_horizontal_avx2(src, src_h_, row, x_src_.data(), x_w_.data(), taps_x_, n, block, hsum);
-    area_vertical_avx2(hsum, n, dst_h_, y_begin_.data(), y_row_.data(), y_w_.data(), dst);
+  if (isa_ >= Isa::kAvx2) {  // the same float operations, eight rows or elements at a time (1.3-1.5x faster)
+    area_horizontal_avx2(src, src_h_, row, x_src_.data(), x_w_.data(), taps_x_, n, block, hsum, need_src);
+    area_vertical_avx2(hsum, n, dst_h_, y_begin_.data(), y_row_.data(), y_w_.data(), dst, need_dst);
     return;
   }
 #endif
   // Horizontal pass over every source row, kRows at a time (the last block repeats the last row).
+  const bool sse2 = isa_ >= Isa::kSse2;
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
+    if (need_src && std::none_of(need_src + y0, need_src + std::min(y0 + kRows, src_h_), [](uint8_t f) { return f; }))
+      continue;
     const uint8_t* s[kRows];
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
-    interleave_rows(s, row, block);
+    interleave_rows(s, row, block, sse2);
     float* out = hsum + static_cast<std::size_t>(y0) * n;
     switch (taps_x_) {
-      case 2: filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out); break;
-      case 3: filter_rows<3>(block, x_src_.data(), x_w_.data(), 3, n, out); break;
-      case 4: filter_rows<4>(block, x_src_.data(), x_w_.data(), 4, n, out); break;
-      default: filter_rows<0>(block, x_src_.data(), x_w_.data(), taps_x_, n, out);
+      case 2: filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out, sse2); break;
+      case 3: filter_rows<3>(block, x_src_.data(), x_w_.data(), 3, n, out, sse2); break;
+      case 4: filter_rows<4>(block, x_src_.data(), x_w_.data(), 4, n, out, sse2); break;
+      default: filter_rows<0>(block, x_src_.data(), x_w_.data(), taps_x_, n, out, sse2);
     }
   }
   // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row, in float; round at the end.
   for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
+    if (need_dst && !need_dst[dy]) continue;
     for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) {
       const float beta = y_w_[k];
       const float* h = hsum + static_cast<std::size_t>(y_row_[k]) * n;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "isa.hpp"
+
 namespace sb3ale {
 
 /// cv2.cvtColor(RGB2GRAY) for one uint8 pixel, bit-exact: OpenCV's 15-bit fixed-point BT.601 weights
@@ -16,13 +18,16 @@ inline uint8_t rgb_to_gray(uint8_t r, uint8_t g, uint8_t b) {
   return static_cast<uint8_t>((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
 }
 
-/// out[p] = table[indices[p]] for p < n: a palette lookup (ALE's getScreenGrayscale). With AVX-512
-/// VBMI (checked at run time) it looks up 64 pixels at a time.
-void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, std::size_t n);
+/// out[p] = table[indices[p]] for p < n: a palette lookup (ALE's getScreenGrayscale), 64 pixels at a
+/// time with AVX-512 VBMI, 32 with AVX2, 16 with SSSE3 (at most `isa`, and what the CPU has).
+void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, std::size_t n,
+                    Isa isa = process_isa());
 
 /// out[p] = pairs[a[p] * 256 + b[p]] for p < n: a lookup of two frames' palette indices together
 /// (SB3's gray of the max of two RGB frames).
-void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n);
+/// Vectorised as palette_lookup.
+void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n,
+                 Isa isa = process_isa());
 
 /// 1.5 * 2^23: adding and removing it rounds a float of magnitude < 2^22 to an integer, half to even.
 constexpr float kRoundToInt = 12582912.0f;
@@ -50,9 +55,10 @@ inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {
 /// object from many threads with different src/dst.
 class AreaResize {
  public:
-  /// Throws std::invalid_argument unless all sizes are positive and 1 <= channels <= 4. `simd`
-  /// false keeps the portable path even where the CPU has AVX2 (for the tests of both).
-  AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels, bool simd = true);
+  /// Throws std::invalid_argument unless all sizes are positive and 1 <= channels <= 4, or when
+  /// SB3_ALE_VEC_ISA names no level (process_isa). `isa`: the most its paths may use (the tests
+  /// compare them all).
+  AreaResize(int src_h, int src_w, int dst_h, int dst_w, int channels, Isa isa = process_isa());
 
   /// src: src_h*src_w*channels bytes; dst: dst_h*dst_w*channels bytes; they must not overlap.
   /// Scratch comes from a thread_local buffer that only allocates on a thread's first call (or first
@@ -61,6 +67,11 @@ class AreaResize {
   /// Same, with caller-provided scratch of at least scratch_floats() floats (any alignment); this
   /// overload never allocates.
   void operator()(const uint8_t* src, uint8_t* dst, float* scratch) const;
+  /// dst holds this resize of `prev` (an image of src's size); makes it the resize of `src`: the
+  /// same bytes as operator()(src, dst), but where the float area pass runs (the 210x160 -> 84x84
+  /// case) only the destination rows whose source rows differ between the two are computed again.
+  /// Two frames in a row of an Atari game differ in a few rows (a ball, a paddle, the score).
+  void update(const uint8_t* src, const uint8_t* prev, uint8_t* dst) const;
 
   int src_h() const { return src_h_; }
   int src_w() const { return src_w_; }
@@ -75,13 +86,15 @@ class AreaResize {
   void build_area_tables(double scale_x, double scale_y);
   void build_linear_tables(double scale_x, double scale_y, double inv_x, double inv_y);
   void run_fast_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
-  void run_area(const uint8_t* src, uint8_t* dst, float* scratch) const;
+  /// need_src[y] (source rows) and need_dst[dy] (destination rows): which to compute; null: all.
+  void run_area(const uint8_t* src, uint8_t* dst, float* scratch, const uint8_t* need_src = nullptr,
+                const uint8_t* need_dst = nullptr) const;
   void run_linear(const uint8_t* src, uint8_t* dst) const;
 
   int src_h_, src_w_, dst_h_, dst_w_, cn_;
   Mode mode_ = Mode::kCopy;
   int fx_ = 1, fy_ = 1;  // kFastArea: the integer scale factors
-  bool avx2_ = false;    // kArea through resize_avx2.cpp
+  Isa isa_;              // what the CPU has, at most what was asked for
 
   // kArea horizontal taps as [dst element][tap] (source element index, weight), padded with zero
   // weights so every element has exactly taps_x_ terms, in OpenCV's table order.

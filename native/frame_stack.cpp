@@ -13,10 +13,10 @@ namespace {
 
 /// Channels-last stack of four gray frames (VecFrameStack's memory): out[4p + j] = frame j's pixel p.
 /// SSE2 interleaves 16 pixels of the four frames per iteration; the tail and other CPUs go byte by byte.
-void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out) {
+void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out, bool sse2) {
   size_t p = 0;
 #if defined(__SSE2__)
-  for (; p + 16 <= pixels; p += 16) {
+  for (; sse2 && p + 16 <= pixels; p += 16) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + p));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + p));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + p));
@@ -29,6 +29,8 @@ void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out) {
     _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
     _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
   }
+#else
+  (void)sse2;
 #endif
   for (; p < pixels; ++p) {
     for (int j = 0; j < 4; ++j) out[4 * p + static_cast<size_t>(j)] = src[j][p];
@@ -44,7 +46,8 @@ FrameStack::FrameStack(const EnvConfig& config)
       frame_size_(static_cast<size_t>(config.frame_size())),
       layout_(config.layout),
       pad_with_reset_(config.pad_with_reset),
-      frames_(static_cast<size_t>(config.obs_size()), 0) {}
+      frames_(static_cast<size_t>(config.obs_size()), 0),
+      sse2_(process_isa() >= Isa::kSse2) {}
 
 void FrameStack::restart(const uint8_t* frame) {
   if (pad_with_reset_) {
@@ -68,7 +71,7 @@ void FrameStack::write(uint8_t* out) const {
     for (int j = 0; j < stack_; ++j) std::memcpy(out + j * frame_size_, frame(j), frame_size_);
   } else if (layout_ == Layout::kHWC && channels_ == 1 && stack_ == 4) {
     const uint8_t* const src[4] = {frame(0), frame(1), frame(2), frame(3)};
-    interleave4(src, pixels_, out);
+    interleave4(src, pixels_, out, sse2_);
   } else if (layout_ == Layout::kHWC) {
     const size_t step = static_cast<size_t>(stack_) * channels_;
     for (int j = 0; j < stack_; ++j) {

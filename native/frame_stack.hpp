@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "isa.hpp"
 
 namespace sb3ale {
 
@@ -27,6 +28,7 @@ class FrameStack {
   bool pad_with_reset_;
   std::vector<uint8_t> frames_;
   int newest_ = 0;  // slot of the newest frame
+  bool sse2_;       // process_isa() allows the SSE2 interleave
 };
 
 }  // namespace sb3ale

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <random>
@@ -26,12 +27,26 @@ namespace {
 
 using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
-py::array_t<uint8_t> area_resize(const Bytes& src, int dst_h, int dst_w, bool simd) {
+/// The level a hook's `isa` names: "" is the process's (SB3_ALE_VEC_ISA, else the CPU's best).
+Isa hook_isa(const std::string& isa) { return isa.empty() ? process_isa() : parse_isa(isa); }
+
+py::array_t<uint8_t> area_resize(const Bytes& src, int dst_h, int dst_w, bool simd, const std::string& isa) {
   if (src.ndim() != 3) throw std::invalid_argument("src must be (h, w, channels)");
   const AreaResize resize(static_cast<int>(src.shape(0)), static_cast<int>(src.shape(1)), dst_h, dst_w,
-                          static_cast<int>(src.shape(2)), simd);
+                          static_cast<int>(src.shape(2)), simd ? hook_isa(isa) : Isa::kScalar);
   py::array_t<uint8_t> out({static_cast<py::ssize_t>(dst_h), static_cast<py::ssize_t>(dst_w), src.shape(2)});
   resize(src.data(), out.mutable_data());
+  return out;
+}
+
+py::array_t<uint8_t> area_resize_update(const Bytes& src, const Bytes& prev, const Bytes& dst, const std::string& isa) {
+  if (src.ndim() != 3 || dst.ndim() != 3) throw std::invalid_argument("src and dst must be (h, w, channels)");
+  if (prev.size() != src.size()) throw std::invalid_argument("prev must have src's size");
+  const AreaResize resize(static_cast<int>(src.shape(0)), static_cast<int>(src.shape(1)), static_cast<int>(dst.shape(0)),
+                          static_cast<int>(dst.shape(1)), static_cast<int>(src.shape(2)), hook_isa(isa));
+  py::array_t<uint8_t> out({dst.shape(0), dst.shape(1), dst.shape(2)});
+  std::copy(dst.data(), dst.data() + dst.size(), out.mutable_data());
+  resize.update(src.data(), prev.data(), out.mutable_data());
   return out;
 }
 
@@ -44,18 +59,18 @@ py::array_t<uint8_t> gray_of_rgb(const Bytes& rgb) {
   return out;
 }
 
-py::array_t<uint8_t> lookup(const Bytes& indices, const Bytes& table) {
+py::array_t<uint8_t> lookup(const Bytes& indices, const Bytes& table, const std::string& isa) {
   if (table.size() != 256) throw std::invalid_argument("table must have 256 entries");
   py::array_t<uint8_t> out(indices.size());
-  palette_lookup(indices.data(), table.data(), out.mutable_data(), static_cast<size_t>(indices.size()));
+  palette_lookup(indices.data(), table.data(), out.mutable_data(), static_cast<size_t>(indices.size()), hook_isa(isa));
   return out;
 }
 
-py::array_t<uint8_t> lookup_pairs(const Bytes& a, const Bytes& b, const Bytes& pairs) {
+py::array_t<uint8_t> lookup_pairs(const Bytes& a, const Bytes& b, const Bytes& pairs, const std::string& isa) {
   if (pairs.size() != 256 * 256) throw std::invalid_argument("pairs must have 65536 entries");
   if (a.size() != b.size()) throw std::invalid_argument("a and b must have the same size");
   py::array_t<uint8_t> out(a.size());
-  pair_lookup(a.data(), b.data(), pairs.data(), out.mutable_data(), static_cast<size_t>(a.size()));
+  pair_lookup(a.data(), b.data(), pairs.data(), out.mutable_data(), static_cast<size_t>(a.size()), hook_isa(isa));
   return out;
 }
 
@@ -185,11 +200,19 @@ namespace sb3ale {
 
 void add_hooks(py::module_& m) {
   m.def("_area_resize", &area_resize, py::arg("src"), py::arg("height"), py::arg("width"), py::arg("simd") = true,
-        "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA); simd=False: the portable path.");
+        py::arg("isa") = "",
+        "Tests: cv2.resize(src, (width, height), interpolation=cv2.INTER_AREA); simd=False: the scalar path, "
+        "isa: at most that level's (\"\": the process's).");
+  m.def("_area_resize_update", &area_resize_update, py::arg("src"), py::arg("prev"), py::arg("dst"), py::arg("isa") = "",
+        "Tests: AreaResize::update, dst (the resize of prev) made the resize of src, as a new array.");
   m.def("_rgb_to_gray", &gray_of_rgb, py::arg("rgb"), "Tests: cv2.cvtColor(RGB2GRAY), flattened.");
-  m.def("_palette_lookup", &lookup, py::arg("indices"), py::arg("table"), "Tests: table[indices], flattened.");
-  m.def("_pair_lookup", &lookup_pairs, py::arg("a"), py::arg("b"), py::arg("pairs"),
-        "Tests: pairs[a * 256 + b], flattened.");
+  m.def("_palette_lookup", &lookup, py::arg("indices"), py::arg("table"), py::arg("isa") = "",
+        "Tests: table[indices], flattened, with at most `isa`'s instructions (\"\": the process's).");
+  m.def("_pair_lookup", &lookup_pairs, py::arg("a"), py::arg("b"), py::arg("pairs"), py::arg("isa") = "",
+        "Tests: pairs[a * 256 + b], flattened, with at most `isa`'s instructions (\"\": the process's).");
+  m.def("_isa", [] { return std::string(isa_name(process_isa())); },
+        "Tests: the level the engine's vector paths use (SB3_ALE_VEC_ISA, else the CPU's best).");
+  m.def("_cpu_isa", [] { return std::string(isa_name(cpu_isa())); }, "Tests: the best level this CPU runs.");
   m.def("_seed_sequence_state", &seed_sequence_state, py::arg("entropy"), py::arg("n_words"),
         "Tests: numpy SeedSequence(entropy).generate_state(n_words).");
   m.def("_numpy_integers", &numpy_integers, py::arg("entropy"), py::arg("low"), py::arg("high"), py::arg("count"),

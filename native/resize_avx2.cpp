@@ -97,16 +97,32 @@ SB3ALE_AVX2 void filter8(const float* block, const int32_t* idx, const float* w,
   }
 }
 
-}  // namespace
-
-bool area_avx2_available() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
+/// One destination row: round(sum over k < taps of weight(k) * row(k)[e]), in that order.
+template <typename Row, typename Weight>
+SB3ALE_AVX2 inline void vertical_row(int n, int taps, Row row, Weight weight, uint8_t* dst) {
+  const __m256 round = _mm256_set1_ps(kRoundToInt);
+  int e = 0;
+  for (; e + 8 <= n; e += 8) {
+    __m256 acc = _mm256_mul_ps(_mm256_set1_ps(weight(0)), _mm256_loadu_ps(row(0) + e));
+    for (int k = 1; k < taps; ++k)
+      acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(weight(k)), _mm256_loadu_ps(row(k) + e)));
+    const __m256i whole = _mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(acc, round), round));
+    const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(whole), _mm256_extracti128_si256(whole, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + e), _mm_packus_epi16(words, words));
+  }
+  for (; e < n; ++e) {
+    float acc = weight(0) * row(0)[e];
+    for (int k = 1; k < taps; ++k) acc += weight(k) * row(k)[e];
+    dst[e] = round_sat_u8(acc);
+  }
 }
 
+}  // namespace
+
 SB3ALE_AVX2 void area_horizontal_avx2(const uint8_t* src, int src_h, int row, const int32_t* idx, const float* w,
-                                      int taps, int n, float* block, float* hsum) {
+                                      int taps, int n, float* block, float* hsum, const uint8_t* need) {
   for (int y0 = 0; y0 < src_h; y0 += kRows) {
+    if (need && std::none_of(need + y0, need + std::min(y0 + kRows, src_h), [](uint8_t f) { return f; })) continue;
     const uint8_t* s[kRows];  // the last block repeats the last row
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h - 1)) * row;
     interleave8(s, row, block);
@@ -121,26 +137,23 @@ SB3ALE_AVX2 void area_horizontal_avx2(const uint8_t* src, int src_h, int row, co
 }
 
 SB3ALE_AVX2 void area_vertical_avx2(const float* hsum, int n, int dst_h, const int32_t* y_begin, const int32_t* y_row,
-                                    const float* y_w, uint8_t* dst) {
+                                    const float* y_w, uint8_t* dst, const uint8_t* need) {
   // OpenCV's order per element: sum = beta * row, then sum += beta * row; then round_sat_u8, eight
-  // at a time (the saturating packs clamp to [0, 255]).
-  const __m256 round = _mm256_set1_ps(kRoundToInt);
+  // at a time (the saturating packs clamp to [0, 255]). A row's taps are read into locals first
+  // where they fit: dst's byte stores could alias the tables, which reloads them for every vector.
+  constexpr int kMaxTaps = 8;
   for (int dy = 0; dy < dst_h; ++dy, dst += n) {
-    const auto row = [&](int k) { return hsum + static_cast<std::size_t>(y_row[k]) * n; };
-    int e = 0;
-    for (; e + 8 <= n; e += 8) {
-      __m256 acc = _mm256_mul_ps(_mm256_set1_ps(y_w[y_begin[dy]]), _mm256_loadu_ps(row(y_begin[dy]) + e));
-      for (int k = y_begin[dy] + 1; k < y_begin[dy + 1]; ++k)
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(y_w[k]), _mm256_loadu_ps(row(k) + e)));
-      const __m256i whole = _mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(acc, round), round));
-      const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(whole), _mm256_extracti128_si256(whole, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + e), _mm_packus_epi16(words, words));
+    if (need && !need[dy]) continue;
+    const int begin = y_begin[dy], taps = y_begin[dy + 1] - begin;
+    const auto table_row = [&](int k) { return hsum + static_cast<std::size_t>(y_row[begin + k]) * n; };
+    if (taps > kMaxTaps) {
+      vertical_row(n, taps, table_row, [&](int k) { return y_w[begin + k]; }, dst);
+      continue;
     }
-    for (; e < n; ++e) {
-      float acc = y_w[y_begin[dy]] * row(y_begin[dy])[e];
-      for (int k = y_begin[dy] + 1; k < y_begin[dy + 1]; ++k) acc += y_w[k] * row(k)[e];
-      dst[e] = round_sat_u8(acc);
-    }
+    const float* rows[kMaxTaps];
+    float weights[kMaxTaps];
+    for (int k = 0; k < taps; ++k) rows[k] = table_row(k), weights[k] = y_w[begin + k];
+    vertical_row(n, taps, [&](int k) { return rows[k]; }, [&](int k) { return weights[k]; }, dst);
   }
 }
 

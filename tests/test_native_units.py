@@ -1,8 +1,13 @@
 """The engine's pure parts against the libraries they reproduce: OpenCV's RGB2GRAY and INTER_AREA
 resize on random images and sizes, numpy's SeedSequence / PCG64 / integers / random on multi-word
-seeds. Quick: they catch a numeric regression without an emulator."""
+seeds; every vector path (SB3_ALE_VEC_ISA's levels) against the scalar one. Quick: they catch a
+numeric regression without an emulator."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import cv2
 import numpy as np
@@ -11,32 +16,54 @@ import pytest
 from sb3_ale_vec import _testing
 from sb3_ale_vec.options import seed_words  # a seed as SeedSequence reads it: 32-bit words
 
+# Every level of SB3_ALE_VEC_ISA; a level this CPU lacks runs its best one below it.
+ISAS = ["scalar", "sse2", "ssse3", "avx2", "avx512"]
+
 
 @pytest.mark.parametrize("size", [(84, 84), (64, 48), (105, 80), (42, 40), (210, 160), (250, 200), (100, 170), (7, 3)])
 @pytest.mark.parametrize("channels", [1, 3])
-@pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
-def test_area_resize_equals_opencv(size, channels, simd):
-    # simd=True takes the AVX2 path where the CPU has it. The sources' heights and widths leave
-    # partial blocks of its eight rows and eight columns (45x13: also a row narrower than 16).
+@pytest.mark.parametrize("isa", ISAS)
+def test_area_resize_equals_opencv(size, channels, isa):
+    # avx2 takes the AVX2 path where the CPU has it. The sources' heights and widths leave partial
+    # blocks of its eight rows and eight columns (45x13: also a row narrower than 16).
     rng = np.random.default_rng(size[0] * 1000 + size[1] + channels)
     for src_shape in [(210, 160), (211, 163), (45, 13)]:
         src = rng.integers(0, 256, (*src_shape, channels), dtype=np.uint8)
-        ours = _testing._area_resize(src, *size, simd=simd)
+        ours = _testing._area_resize(src, *size, isa=isa)
         expected = cv2.resize(src, (size[1], size[0]), interpolation=cv2.INTER_AREA).reshape(ours.shape)
         assert np.array_equal(ours, expected), (src_shape, size, channels, int((ours != expected).sum()))
 
 
-@pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
-def test_area_resize_of_atari_like_frames_equals_opencv(simd):
+@pytest.mark.parametrize("isa", ISAS)
+def test_area_resize_of_atari_like_frames_equals_opencv(isa):
     # Few colours in flat runs, as on a real screen: the regime where rounding ties are common.
     rng = np.random.default_rng(0)
     palette = rng.integers(0, 256, (8, 3), dtype=np.uint8)
     for _ in range(20):
         src = palette[np.repeat(rng.integers(0, 8, (210, 20)), 8, axis=1)]
         for image in (src, src[..., :1]):  # RGB, and one channel as the gray presets resize
-            ours = _testing._area_resize(image, 84, 84, simd=simd)
+            ours = _testing._area_resize(image, 84, 84, isa=isa)
             assert np.array_equal(ours.reshape(84, 84, -1),
                                   cv2.resize(image, (84, 84), interpolation=cv2.INTER_AREA).reshape(84, 84, -1))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("channels", [1, 3])
+def test_area_resize_update_equals_a_whole_resize(isa, channels):
+    # update() resizes again only the rows that changed since the previous frame: frames that differ
+    # in no row, one row (each edge), a few bands, and everywhere, at 84x84 (the float pass) and at
+    # sizes of the other modes (copy, integer blocks, upscale), which resize whole.
+    rng = np.random.default_rng(5)
+    for size in [(84, 84), (105, 80), (210, 160), (300, 200), (64, 48)]:
+        prev = rng.integers(0, 256, (210, 160, channels), dtype=np.uint8)
+        dst = _testing._area_resize(prev, *size, isa=isa)
+        for rows in ([], [0], [209], [3, 4, 100], list(range(50, 70)), list(range(210))):
+            src = prev.copy()
+            for y in rows:
+                src[y, rng.integers(0, 160)] ^= rng.integers(1, 256, channels, dtype=np.uint8)
+            ours = _testing._area_resize_update(src, prev, dst, isa=isa)
+            assert np.array_equal(ours, _testing._area_resize(src, *size, isa=isa)), (size, rows)
+            prev, dst = src, ours
 
 
 def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
@@ -46,26 +73,111 @@ def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
     assert np.array_equal(_testing._rgb_to_gray(rgb), cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY).ravel())
 
 
-@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 33600, 100003])
-def test_palette_lookup_equals_numpy_indexing(n):
-    # Every index value (odd ones too, which ALE's screens never hold) and lengths around the
-    # 64-pixel blocks of the vectorised path.
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 33600, 100003])
+@pytest.mark.parametrize("values", ["even", "any"])
+def test_palette_lookup_equals_numpy_indexing(n, values, isa):
+    # Lengths around the 16-, 32- and 64-pixel blocks of the vector paths; even indices (as ALE's
+    # screens hold, the shuffles' fast path) and any index (odd ones take the exact fallback).
     rng = np.random.default_rng(n)
     table = rng.integers(0, 256, 256, dtype=np.uint8)
     indices = rng.integers(0, 256, n, dtype=np.uint8)
-    assert np.array_equal(_testing._palette_lookup(indices, table), table[indices])
+    if values == "even":
+        indices &= 0xFE
+    assert np.array_equal(_testing._palette_lookup(indices, table, isa), table[indices])
 
 
-@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 33600, 100003])
-def test_pair_lookup_equals_numpy_indexing(n):
-    # Two frames mostly alike (the fast path) with some pixels changed, every index value possible.
+@pytest.mark.parametrize("isa", ISAS)
+def test_palette_lookup_of_every_byte_value(isa):
+    # Each of the 256 values at each position of a block, in runs with and without odd bytes.
+    rng = np.random.default_rng(2)
+    table = rng.integers(0, 256, 256, dtype=np.uint8)
+    for indices in (np.arange(256, dtype=np.uint8), np.arange(256, dtype=np.uint8)[::-1],
+                    np.repeat(np.arange(0, 256, 2, dtype=np.uint8), 3), np.roll(np.arange(256, dtype=np.uint8), 7)):
+        indices = np.ascontiguousarray(indices)
+        assert np.array_equal(_testing._palette_lookup(indices, table, isa), table[indices])
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 33600, 100003])
+@pytest.mark.parametrize("values", ["even", "any"])
+def test_pair_lookup_equals_numpy_indexing(n, values, isa):
+    # Two frames mostly alike (the fast path) with some pixels changed.
     rng = np.random.default_rng(n + 1)
     pairs = rng.integers(0, 256, 65536, dtype=np.uint8)
     a = rng.integers(0, 256, n, dtype=np.uint8)
     b = np.where(rng.random(n) < 0.9, a, rng.integers(0, 256, n, dtype=np.uint8)).astype(np.uint8)
+    if values == "even":
+        a &= 0xFE
+        b &= 0xFE
     expected = pairs[a.astype(np.int64) * 256 + b]
-    assert np.array_equal(_testing._pair_lookup(a, b, pairs), expected)
-    assert np.array_equal(_testing._pair_lookup(a, a, pairs), pairs[a.astype(np.int64) * 257])
+    assert np.array_equal(_testing._pair_lookup(a, b, pairs, isa), expected)
+    assert np.array_equal(_testing._pair_lookup(a, a, pairs, isa), pairs[a.astype(np.int64) * 257])
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_pair_lookup_of_every_pair_of_byte_values(isa):
+    rng = np.random.default_rng(3)
+    pairs = rng.integers(0, 256, 65536, dtype=np.uint8)
+    a, b = (v.astype(np.uint8).ravel() for v in np.meshgrid(np.arange(256), np.arange(256), indexing="ij"))
+    for x, y in ((a, b), (b, a), (a, a)):
+        assert np.array_equal(_testing._pair_lookup(x, y, pairs, isa), pairs[x.astype(np.int64) * 256 + y])
+
+
+def _real_frames(rom_id: str, frames: int = 400, every: int = 8) -> np.ndarray:
+    """Screens (palette indices) of `rom_id` under random play, one every `every` frames."""
+    from ale_py import ALEInterface, LoggerMode, roms
+
+    ALEInterface.setLoggerMode(LoggerMode.Error)
+    ale = ALEInterface()
+    ale.setInt("random_seed", 0)
+    ale.loadROM(roms.get_rom_path(rom_id))
+    actions = ale.getLegalActionSet()
+    rng = np.random.default_rng(0)
+    screens = []
+    for f in range(frames):
+        ale.act(actions[rng.integers(len(actions))])
+        if ale.game_over():
+            ale.reset_game()
+        if f % every == 0:
+            screens.append(ale.getScreen().copy())
+    return np.stack(screens)
+
+
+@pytest.mark.parametrize("rom_id", ["breakout", "pong", "ms_pacman", "space_invaders", "seaquest", "qbert"])
+def test_vector_paths_equal_scalar_on_real_frames(rom_id):
+    # ALE's screens hold even bytes only (the TIA writes its colour registers & 0xfe), the case
+    # the shuffles look up at speed; pairs of frames in a row as SB3's max-pool sees them.
+    screens = _real_frames(rom_id)
+    assert not (screens & 1).any()
+    rng = np.random.default_rng(4)
+    table = rng.integers(0, 256, 256, dtype=np.uint8)
+    pairs = rng.integers(0, 256, 65536, dtype=np.uint8)
+    for a, b in zip(screens[:-1], screens[1:]):
+        a, b = a.ravel(), b.ravel()
+        gray = _testing._palette_lookup(a, table, "scalar")
+        pooled = _testing._pair_lookup(a, b, pairs, "scalar")
+        for isa in ISAS[1:]:
+            assert np.array_equal(_testing._palette_lookup(a, table, isa), gray), isa
+            assert np.array_equal(_testing._pair_lookup(a, b, pairs, isa), pooled), isa
+
+
+def test_isa_switch_reads_the_environment():
+    # SB3_ALE_VEC_ISA caps every path at a level, read once per process; unknown names are refused
+    # when the engine is built.
+    code = "from sb3_ale_vec import _testing; print(_testing._isa(), _testing._cpu_isa())"
+    run = lambda value: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,  # noqa: E731
+                                       env={**os.environ, "SB3_ALE_VEC_ISA": value})
+    cpu = _testing._cpu_isa()
+    for value in ISAS:
+        out = run(value)
+        assert out.returncode == 0, out.stderr
+        wanted = ISAS[min(ISAS.index(value), ISAS.index(cpu))]
+        assert out.stdout.split() == [wanted, cpu]
+    assert run("").stdout.split() == [cpu, cpu]
+    bad = subprocess.run([sys.executable, "-c", "from sb3_ale_vec import AleNativeVecEnv; AleNativeVecEnv('pong', 1)"],
+                         capture_output=True, text=True, env={**os.environ, "SB3_ALE_VEC_ISA": "neon"})
+    assert bad.returncode != 0 and "SB3_ALE_VEC_ISA must be one of" in bad.stderr
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, 2**32, 2**63 + 12345, 2**100 + 7, 3 * 2**190 + 5])

@@ -65,6 +65,7 @@ class AtariEnv {
   void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
   bool claim_prepare() { return emu_.claim_prepare(); }
   void prepare_reset() { emu_.prepare_reset(); }
+  void cancel_prepare() { emu_.cancel_prepare(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }
   int64_t resets_replayed() const { return emu_.resets_replayed(); }
 

@@ -88,6 +88,10 @@ class Emulator {
   void prepare_reset() {
     if (ahead_) ahead_->prepare();
   }
+  /// Stops a prepare running on another thread early (the env is about to go).
+  void cancel_prepare() {
+    if (ahead_) ahead_->cancel();
+  }
   /// One emulator frame with action index `action` of the action set; adds to the score.
   ale::reward_t act(int action, float strength = 1.0f) { return act_ale(action_set_[static_cast<size_t>(action)], strength); }
   /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.

@@ -79,6 +79,12 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
   }
 }
 
+Engine::~Engine() {
+  for (const auto& env : envs_) {
+    if (env) env->cancel_prepare();
+  }
+}
+
 Engine::Driver::Driver(const Engine& engine) : owner_(engine.driver_) {
   const std::thread::id me = std::this_thread::get_id();
   std::thread::id none{};
@@ -260,6 +266,7 @@ void Engine::run_op(int i) {
         break;
       case Op::kReset:
         if (failed_[e]) {  // a fresh emulator, once no background thread prepares the old one's reset
+          if (envs_[e]) envs_[e]->cancel_prepare();
           if (background_) background_->drop(i);
           envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
           apply_reset_ahead(e);

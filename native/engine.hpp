@@ -38,6 +38,7 @@ class Engine {
   /// One config per env (they may differ in ROM and resets, not in observation shape).
   /// `num_threads` 0 means one per core, never more than the envs; `batch_size` 0 means all envs.
   Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size);
+  ~Engine();  // stops the prepares running in the background early: closing waits for no probe
 
   int num_envs() const { return static_cast<int>(envs_.size()); }
   int num_threads() const { return pool_.size(); }

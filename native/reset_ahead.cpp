@@ -1,6 +1,7 @@
 #include "reset_ahead.hpp"
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "ale/emucore/Serializer.hxx"
@@ -31,11 +32,12 @@ std::string rng_of(ale::ALEInterface& ale) {
 }
 
 // `frames` frames of play from the state `ale` is in: legal actions held 1-16 frames each, drawn
-// from `seed`, until the game is over (the score then shown, a kept high score among it).
-void play(ale::ALEInterface& ale, uint64_t seed, int frames) {
+// from `seed`, until the game is over (the score then shown, a kept high score among it), or until
+// `cancel` (the env is being closed).
+void play(ale::ALEInterface& ale, uint64_t seed, int frames, const std::atomic<bool>* cancel) {
   const ale::ActionVect actions = ale.getLegalActionSet();
   uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
-  for (int f = 0; f < frames && !ale.game_over(false);) {
+  for (int f = 0; f < frames && !ale.game_over(false) && !(cancel && cancel->load(std::memory_order_relaxed));) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     const ale::Action action = actions[(x >> 33) % actions.size()];
     for (int hold = 1 + static_cast<int>(x >> 60); hold > 0 && f < frames; --hold, ++f) ale.act(action);
@@ -46,8 +48,10 @@ void play(ale::ALEInterface& ale, uint64_t seed, int frames) {
 // 500, 3,000 and 10,000 frames, and after short plays with the whole RAM overwritten (ALE keeps the
 // RAM across a system reset; most ROMs clear it at start-up, some keep part of it), must equal the
 // reset without play. With sticky actions, a reset must not draw the environment RNG: its outcome
-// would then depend on the draws made before it (a mode's set-up that calls act()).
-std::string probe_from(const EnvConfig& config, const ale::ALEState& base) {
+// would then depend on the draws made before it (a mode's set-up that calls act()). No verdict if
+// `cancel` was set meanwhile.
+std::optional<std::string> probe_from(const EnvConfig& config, const ale::ALEState& base,
+                                      const std::atomic<bool>* cancel) {
   auto ale = make_ale(config, 0);  // no frame limit: play as long as the probe asks
   ale->loadROM(config.rom_path);
   ale->restoreState(base);
@@ -60,17 +64,19 @@ std::string probe_from(const EnvConfig& config, const ale::ALEState& base) {
   const int frames[] = {500, 3000, 10000};
   for (int v = 0; v < 3; ++v) {
     ale->restoreState(base);
-    play(*ale, static_cast<uint64_t>(v), frames[v]);
+    play(*ale, static_cast<uint64_t>(v), frames[v], cancel);
+    if (cancel && cancel->load()) return std::nullopt;
     ale->reset_game();
     if (state_of(*ale) != reference) return "its reset keeps something of play (" + std::to_string(frames[v]) + " frames)";
   }
   for (int v = 0; v < 2; ++v) {
     ale->restoreState(base);
-    play(*ale, static_cast<uint64_t>(v + 3), 64);
+    play(*ale, static_cast<uint64_t>(v + 3), 64, cancel);
     for (size_t b = 0; b < 128; ++b) ale->setRAM(b, static_cast<ale::byte_t>(b * 37 + v * 101 + 1));
     ale->reset_game();
     if (state_of(*ale) != reference) return "its reset keeps RAM";
   }
+  if (cancel && cancel->load()) return std::nullopt;
   return "";
 }
 
@@ -90,18 +96,21 @@ class Verdicts {
     std::lock_guard<std::mutex> lock(mutex_);
     return entry(c).refused;
   }
-  /// Probes `c` from `base` unless a verdict exists (one probe at a time: the others wait for it).
-  void probe(const EnvConfig& c, const ale::ALEState& base) {
+  /// Probes `c` from `base` unless a verdict exists (one probe at a time: the others wait for it);
+  /// whether a verdict exists after it (not if `cancel` stopped it).
+  bool probe(const EnvConfig& c, const ale::ALEState& base, const std::atomic<bool>* cancel) {
     std::lock_guard<std::mutex> probing(probing_);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (entry(c).probed || entry(c).refused) return;
+      if (entry(c).probed || entry(c).refused) return true;
     }
-    std::string why = probe_from(c, base);
+    const std::optional<std::string> why = probe_from(c, base, cancel);
+    if (!why) return false;
     std::lock_guard<std::mutex> lock(mutex_);
     Entry& e = entry(c);
     e.probed = true;
-    e.refused = e.refused || !why.empty();
+    e.refused = e.refused || !why->empty();
+    return true;
   }
   bool check_due(const EnvConfig& c) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -149,7 +158,7 @@ std::string probe_reset(const EnvConfig& config) {
   if (config.mode >= 0) ale->setMode(static_cast<ale::game_mode_t>(config.mode));
   if (config.difficulty >= 0) ale->setDifficulty(static_cast<ale::difficulty_t>(config.difficulty));
   ale->reset_game();
-  return probe_from(config, ale->cloneState());
+  return probe_from(config, ale->cloneState(), nullptr).value_or("");
 }
 
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames)
@@ -188,7 +197,7 @@ void ResetAhead::prepare() {
   std::unique_lock<std::mutex> lock(mutex_);
   // Again if a newer start was armed while this one ran; not before the chain said what follows
   // the reset (it does at the end of its own reset: the engine queues this after that).
-  while (pending_ && !running_ && script_for_ == generation_) {
+  while (pending_ && !running_ && script_for_ == generation_ && !cancel_.load()) {
     running_ = true;
     pending_ = false;
     const uint64_t generation = generation_;
@@ -200,8 +209,7 @@ void ResetAhead::prepare() {
     std::string checked;
     std::vector<ReplayFrame> replay;
     try {
-      Verdicts::get().probe(config_, base);
-      if (!Verdicts::get().refused(config_)) {
+      if (Verdicts::get().probe(config_, base, &cancel_) && !Verdicts::get().refused(config_) && !cancel_.load()) {
         // Loaded by its first prepare, in time no step wants (a quarter of building an env).
         if (!loaded_) spare_->loadROM(config_.rom_path);
         loaded_ = true;

@@ -87,6 +87,8 @@ class ResetAhead {
   bool claim() { return claimable_.exchange(false, std::memory_order_acq_rel); }
   /// Any thread: computes the next reset on the spare while one is armed. Never throws.
   void prepare();
+  /// Any thread: a prepare running now stops early (its probe's play included) and none starts again.
+  void cancel() { cancel_.store(true); }
   /// Resets taken from the spare so far (for tests and the benchmark: the path really ran).
   int64_t taken() const { return taken_; }
   /// Of those, the ones whose chain's script was replayed (the no-ops and FIRE computed ahead too).
@@ -120,6 +122,7 @@ class ResetAhead {
   bool wait_ = false;
   bool loaded_ = false;  // spare_'s ROM (its prepares' thread only, one at a time)
   std::atomic<bool> claimable_{false};
+  std::atomic<bool> cancel_{false};
   int64_t taken_ = 0;
   int64_t replayed_ = 0;
 };

@@ -99,7 +99,7 @@ DQN_KWARGS = {"buffer_size": 1000, "learning_starts": 100, "train_freq": 4, "tar
 RUNS = {
     "ppo": (lambda: PPO, "breakout", 4, 512, FRAMES, True, {"n_steps": 32, "batch_size": 64, "n_epochs": 2}),
     "a2c": (lambda: A2C, "pong", 4, 600, FRAMES, False, {"n_steps": 5}),
-    "dqn": (lambda: DQN, "space_invaders", 2, 800, 1200, True, DQN_KWARGS),
+    "dqn": (lambda: DQN, "space_invaders", 2, 800, 800, True, DQN_KWARGS),  # 2+ real resets an env: swaps
     "qrdqn": (lambda: _contrib("QRDQN"), "breakout", 2, 500, FRAMES, True, DQN_KWARGS),
     "recurrent_ppo": (lambda: _contrib("RecurrentPPO"), "breakout", 4, 512, FRAMES, True,
                       {"policy": "CnnLstmPolicy", "n_steps": 32, "batch_size": 64, "n_epochs": 1}),

@@ -45,12 +45,7 @@ Background::Background(int num_threads, int affinity_offset, std::function<void(
       throw std::runtime_error("could not start background thread " + std::to_string(t + 1) + " (" + e.what() +
                                "): the process is out of threads or memory; ask for fewer num_threads");
     }
-    if (affinity_offset >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()], &set);
-      pthread_setaffinity_np(threads_.back().native_handle(), sizeof set, &set);
-    }
+    pin_thread(threads_.back(), cpus, affinity_offset, t);
   }
 }
 

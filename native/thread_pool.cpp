@@ -36,6 +36,14 @@ thread_local int this_thread_index = 0;  // set once by each worker
 
 int ThreadPool::current_thread() { return this_thread_index; }
 
+void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_offset, int t) {
+  if (affinity_offset < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()], &set);
+  pthread_setaffinity_np(thread.native_handle(), sizeof set, &set);
+}
+
 std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
   cpu_set_t set;
@@ -72,12 +80,7 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
                                std::to_string(num_threads - 1) + " (" + e.what() +
                                "): the process is out of threads or memory; ask for fewer num_threads");
     }
-    if (affinity_offset >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()], &set);
-      pthread_setaffinity_np(workers_.back().native_handle(), sizeof set, &set);
-    }
+    pin_thread(workers_.back(), cpus, affinity_offset, t);
   }
 }
 

@@ -18,6 +18,10 @@ namespace sb3ale {
 /// in a container or a shard that holds a few of a node's cores.
 std::vector<int> allowed_cpus();
 
+/// `affinity_offset` >= 0 pins the t-th thread of a pool to the ((affinity_offset + t) mod n)-th of
+/// `cpus` (allowed_cpus()); < 0 leaves it as it is.
+void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_offset, int t);
+
 /// `num_threads` threads pop indices from a queue and run task(index): num_threads - 1 workers,
 /// and the caller inside wait() and wait_for(). So one thread means no worker, no wake-up and no
 /// context switch: the caller steps every env itself; and with one thread per core, the caller's

@@ -27,7 +27,7 @@ class GymnasiumChain : public Chain {
     emu_.capture(buffer_[0].data());
     std::fill(buffer_[1].begin(), buffer_[1].end(), 0);
     warp();
-    emu_.set_next_reset_script(next_reset_script());
+    emu_.set_next_reset_script(env_.noop_reset_script());  // what follows a real reset: the no-ops
   }
 
   ChainStep step(int action, float strength) override {
@@ -67,20 +67,6 @@ class GymnasiumChain : public Chain {
   }
 
  private:
-  // What follows a real reset: the no-ops, and the reset frame read after them.
-  ResetScript next_reset_script() const {
-    ResetScript script;
-    int64_t noops = 0;
-    if (!env_.next_noops(noops)) return script;
-    const int64_t frames = noops * config_.env_frameskip;
-    script.screens.push_back(frames == 0);
-    for (int64_t f = 0; f < frames; ++f) {
-      script.actions.push_back(static_cast<int>(emu_.action_set()[0]));
-      script.screens.push_back(f == frames - 1);
-    }
-    return script;
-  }
-
   void warp() {
     // AtariPreprocessing._get_obs: pools in place into obs_buffer[0] (which so keeps the max), resizes.
     if (config_.maxpool && config_.frameskip > 1) {

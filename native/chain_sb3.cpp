@@ -62,17 +62,11 @@ class Sb3Chain : public Chain {
   // What follows a real reset: NoopResetEnv's no-ops (its obs: the last frame), then FireResetEnv's
   // FIRE and action 2 through MaxAndSkipEnv (the frames it pools, or its last).
   ResetScript next_reset_script() const {
-    ResetScript script;
-    int64_t noops = 0;
-    if (!env_.next_noops(noops)) return script;
+    ResetScript script = env_.noop_reset_script();
+    if (script.screens.empty()) return script;  // not known one reset ahead
     const ale::ActionVect& set = emu_.action_set();
     const int frames = config_.env_frameskip, skip = config_.frameskip;
     const bool pooled = config_.maxpool && skip > 1;
-    script.screens.push_back(noops == 0);
-    for (int64_t f = 0; f < noops * frames; ++f) {
-      script.actions.push_back(static_cast<int>(set[0]));
-      script.screens.push_back(f == noops * frames - 1);
-    }
     for (const int action : {1, 2}) {
       if (!config_.fire_reset) break;
       for (int i = 0; i < skip; ++i) {

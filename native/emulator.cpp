@@ -108,8 +108,7 @@ void Emulator::reset_game() {
   if (replaying()) leave_replay();
   switch (ahead_on_ ? ahead_->take(ale_) : ResetAhead::Taken::kNo) {
     case ResetAhead::Taken::kNo:
-      ale_->reset_game();
-      if (ahead_on_) ahead_->arm(*ale_);
+      reset_for_real();
       break;
     case ResetAhead::Taken::kDone:
       break;
@@ -146,9 +145,13 @@ void Emulator::leave_replay() const {
   }
   std::vector<int> actions;  // taken first: once armed, the recording belongs to the next prepare
   for (int k = 1; k <= played; ++k) actions.push_back(frames[static_cast<size_t>(k)].action);
-  ale_->reset_game();
-  ahead_->arm(*ale_);
+  reset_for_real();
   for (const int action : actions) ale_->act(static_cast<ale::Action>(action));
+}
+
+void Emulator::reset_for_real() const {
+  ale_->reset_game();
+  if (ahead_on_) ahead_->arm(*ale_);  // the next reset is computed ahead from here
 }
 
 const uint8_t* Emulator::screen() const {

@@ -127,6 +127,7 @@ class Emulator {
   /// Ends a replay: the spare swapped in if every recorded frame was played, else the live emulator
   /// resets and plays the frames played so far for real.
   void leave_replay() const;
+  void reset_for_real() const;  // ALE's own reset_game(), the next one armed
 
   // Swapped with the spare by a reset computed ahead, also at a replay's end that a read causes.
   mutable std::unique_ptr<ale::ALEInterface> ale_;

@@ -70,14 +70,21 @@ void GymAtariEnv::noop_reset(const std::vector<uint32_t>* seed) {
   }
 }
 
-bool GymAtariEnv::next_noops(int64_t& noops) const {
+ResetScript GymAtariEnv::noop_reset_script() const {
+  ResetScript script;
   if (config_.repeat_action_probability > 0 || config_.action_repeat_probability > 0 ||
       config_.env_frameskip_max > config_.env_frameskip) {
-    return false;
+    return script;
   }
   NumpyGenerator draw = np_random_;  // the next draw, not taken
-  noops = config_.noop_max > 0 ? draw.integers(1, static_cast<int64_t>(config_.noop_max) + 1) : 0;
-  return true;
+  const int64_t noops = config_.noop_max > 0 ? draw.integers(1, static_cast<int64_t>(config_.noop_max) + 1) : 0;
+  const int64_t frames = noops * config_.env_frameskip;
+  script.screens.push_back(frames == 0);
+  for (int64_t f = 0; f < frames; ++f) {
+    script.actions.push_back(static_cast<int>(emu_.action_set()[kNoop]));
+    script.screens.push_back(f == frames - 1);
+  }
+  return script;
 }
 
 }  // namespace sb3ale

@@ -29,10 +29,11 @@ class GymAtariEnv {
   /// AtariEnv.reset(seed=...) then NoopResetEnv's no-ops (a reset inside them carries on with the
   /// same count); noop_max 0 means none.
   void noop_reset(const std::vector<uint32_t>* seed);
-  /// The no-ops the next noop_reset() will play (each step() is env_frameskip frames), where known
-  /// now: nothing else draws from np_random_ (no SB3 sticky actions, no random frame skip) and ALE
-  /// plays deterministically (no sticky actions). False where not.
-  bool next_noops(int64_t& noops) const;
+  /// What the next noop_reset() will play after its reset_game(), its screen read after the last
+  /// no-op (each step() is env_frameskip frames of action 0), where known now: nothing else draws
+  /// from np_random_ (no SB3 sticky actions, no random frame skip) and ALE plays deterministically
+  /// (no sticky actions). Empty (no screens either) where not.
+  ResetScript noop_reset_script() const;
   /// Paddle strength of the current agent step (resets play discrete NOOP and FIRE at full strength).
   void set_strength(float strength) { strength_ = strength; }
 

@@ -28,7 +28,8 @@ from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa
 from build_support.ale_source import AleSourceError, file_sha256, pinned  # noqa: E402
 from build_support.native_flags import ENGINE_FLAGS, SANITIZERS  # noqa: E402
 
-PGO_TRAINER = ROOT / "native" / "pgo_train.cpp"
+PGO_TRAINER = ROOT / "build_support" / "pgo_train.cpp"
+NATIVE = ROOT / "native"  # by layer: core/, env/, frames/, python/, xla/; includes name the layer
 PGO_FRAMES_PER_ROM = 10000
 
 
@@ -53,11 +54,10 @@ def needs_recompile(obj: str, src: str) -> bool:
     older atari_env.hpp would disagree with atari_env.o about the class layout)."""
     if naive_recompile(obj, src):
         return True
-    native = ROOT / "native"
-    if Path(src).resolve().parent != native:
+    if NATIVE not in Path(src).resolve().parents:
         return False
     built = os.stat(obj).st_mtime
-    return any(header.stat().st_mtime > built for header in native.glob("*.hpp"))
+    return any(header.stat().st_mtime > built for header in NATIVE.rglob("*.hpp"))
 
 
 ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=needs_recompile).install()
@@ -83,7 +83,7 @@ class BuildClib(build_clib):
     """Provides ALE's core as a static library, from the cache or built into it.
 
     With GCC the core is built profile-guided: an instrumented build plays every ROM for a moment
-    (native/pgo_train.cpp), then the final build is optimised with that profile. The emulator is
+    (build_support/pgo_train.cpp), then the final build is optimised with that profile. The emulator is
     most of the engine's time: measured, it ran about 12% more frames per second this way, and the
     engine 9-13% more steps per second. Functions the training never ran are optimised as without a
     profile (-fprofile-partial-training), so games and paths outside it lose nothing."""
@@ -187,7 +187,7 @@ def write_version_hpp(ale: Path, generated: Path, version: str) -> None:
 
 def xla_ffi_include() -> str | None:
     """jaxlib's copy of XLA's FFI headers (header-only; jaxlib is a build requirement, pinned in
-    pyproject.toml), for native/xla_ffi.cpp. Found without importing jaxlib. None, with a note, when
+    pyproject.toml), for native/xla/xla_ffi.cpp. Found without importing jaxlib. None, with a note, when
     jaxlib is missing (a build without isolation) or SB3_ALE_VEC_XLA=0: the engine is then built
     without the XLA targets and xla() says so."""
     if os.environ.get("SB3_ALE_VEC_XLA", "1") == "0":
@@ -249,20 +249,20 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
-HEADERS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.hpp"))
-HOOKS = [ROOT / "native" / name for name in ("hooks.cpp", "xla_stage_test.cpp")]
+HEADERS = sorted(str(p.relative_to(ROOT)) for p in NATIVE.rglob("*.hpp"))
+HOOKS = [NATIVE / "python" / "hooks.cpp", NATIVE / "xla" / "xla_stage_test.cpp"]
 engine = Pybind11Extension(
     "sb3_ale_vec._engine",
-    sorted(str(p.relative_to(ROOT)) for p in (ROOT / "native").glob("*.cpp") if p != PGO_TRAINER and p not in HOOKS),
-    depends=HEADERS, cxx_std=17,
+    sorted(str(p.relative_to(ROOT)) for p in NATIVE.rglob("*.cpp") if p not in HOOKS),
+    depends=HEADERS, cxx_std=17, include_dirs=[str(NATIVE)],
 )
 # The hooks of the tests and the benchmark, out of the module users import: the pure parts they
 # compare with cv2 and numpy, and the bare emulator loop (ALE's core linked in again).
 testing = Pybind11Extension(
     "sb3_ale_vec._testing",
-    [f"native/{name}.cpp" for name in ("hooks", "xla_stage_test", "emulator", "frame_ops", "resize_avx2",
-                                        "palette_lookup", "reset_ahead")],
-    depends=HEADERS, cxx_std=17,
+    [f"native/{name}.cpp" for name in ("python/hooks", "xla/xla_stage_test", "env/emulator", "frames/frame_ops",
+                                        "frames/resize_avx2", "frames/palette_lookup", "env/reset_ahead")],
+    depends=HEADERS, cxx_std=17, include_dirs=[str(NATIVE)],
 )
 # build_clib's sources stay empty here, so an sdist never lists ALE's files; BuildClib finds them.
 setup(libraries=[("ale_core", {"sources": []})], ext_modules=[engine, testing],

@@ -4,6 +4,7 @@ key, and the message when a source tree without an engine shadows the installed 
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +99,28 @@ def test_source_tree_without_engine_says_what_to_do(tmp_path):
     assert "shadows the installed package" in result.stderr and "pip install -e ." in result.stderr
 
 
+# native/'s layers, top to bottom: a file includes its own layer's files and those below, never above.
+LAYERS = ["python", "xla", "core", "env", "frames"]
+
+
+def test_native_includes_only_go_down_the_layers():
+    include = re.compile(r'^#include "([^"]+)"', re.M)
+    seen = set()
+    for path in (ROOT / "native").rglob("*.?pp"):
+        layer = path.parent.name if path.parent != ROOT / "native" else None
+        for target in include.findall(path.read_text()):
+            if target.startswith(("ale/", "xla/ffi/")):
+                continue  # ALE's and XLA's own headers
+            assert (ROOT / "native" / target).is_file(), f"{path.name}: {target} is not a path under native/"
+            folder = target.split("/")[0] if "/" in target else None
+            seen.add((layer, folder))
+            if layer is None:
+                assert folder is None, f"native/{path.name} is read by every layer and includes {target}"
+            elif folder is not None:
+                assert LAYERS.index(folder) >= LAYERS.index(layer), f"{layer}/{path.name} includes {target}, a layer above"
+    assert {layer for layer, _ in seen} == set(LAYERS), seen
+
+
 @pytest.mark.slow
 def test_sdist_holds_only_our_sources(tmp_path):
     pytest.importorskip("build")
@@ -108,9 +131,10 @@ def test_sdist_holds_only_our_sources(tmp_path):
         names = [m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()]
         sources = tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("SOURCES.txt")))
         listed = sources.read().decode().split()
-    for required in ("setup.py", "native/pgo_train.cpp", "native/engine.cpp", "build_support/ale_source.py",
+    for required in ("setup.py", "build_support/pgo_train.cpp", "native/core/engine.cpp", "build_support/ale_source.py",
                      "build_support/ale_patches.py"):
         assert required in names
+    assert {str(p.relative_to(ROOT)) for p in (ROOT / "native").rglob("*.?pp")} <= set(names)
     ours = [n for n in names if n != "PKG-INFO" and n != "setup.cfg" and ".egg-info/" not in n]
     assert all((ROOT / n).is_file() for n in ours), [n for n in ours if not (ROOT / n).is_file()]
     assert not [n for n in names + listed if "ale_interface" in n or "emucore" in n or n.startswith(("/", "build/"))]

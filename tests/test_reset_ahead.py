@@ -1,4 +1,4 @@
-"""Resets computed ahead of time (native/reset_ahead.*) change no result. With them on (and waited for,
+"""Resets computed ahead of time (native/env/reset_ahead.*) change no result. With them on (and waited for,
 so that a loaded machine still swaps: helpers.swapping), every front-end equals its reference, ale-py's
 `AtariVectorEnv` or Gymnasium's wrappers, on every ROM, with sticky actions, in non-default modes and
 difficulties, over long episodes, across reseeds and failed-env rebuilds; and the swaps really happen

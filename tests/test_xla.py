@@ -180,7 +180,7 @@ def test_errors():
 
 
 def test_the_cuda_targets_staging_through_host_memory():
-    """The CUDA targets run the CPU ones on host copies (native/xla_stage.hpp). No GPU is here, so
+    """The CUDA targets run the CPU ones on host copies (native/xla/xla_stage.hpp). No GPU is here, so
     _testing stages a small target the same way with memcpy as the copies: every argument in, every
     result out, dims and dtypes kept, an empty result, bad dtypes refused; the CUDA targets exist."""
     from sb3_ale_vec import _engine, _testing

@@ -1,6 +1,6 @@
 """The resets-ahead verdict of every ROM ale-py ships, in its default mode and difficulty, without and
 with sticky actions: whether its next reset may be computed ahead of time, and if not, why not
-(native/reset_ahead.cpp's probe, run on a fresh emulator). docs/faithfulness.md holds the table this
+(native/env/reset_ahead.cpp's probe, run on a fresh emulator). docs/faithfulness.md holds the table this
 prints; tests/test_reset_ahead.py re-derives it.
 
     python tools/reset_verdicts.py            # the markdown table

@@ -1,6 +1,6 @@
 """``xla()``: an env's reset and step as pure JAX functions, for ``jax.jit`` and ``lax.scan``.
 
-The functions call XLA FFI targets compiled into the engine (native/xla_ffi.cpp), which reset and step
+The functions call XLA FFI targets compiled into the engine (native/xla/xla_ffi.cpp), which reset and step
 the env's own native engine with no Python and no GIL. The contract is ale-py 0.12.1's
 ``AtariVectorEnv.xla()``: ``(handle, reset, step)``, ``reset(handle, seed=None, reset_mask=None) ->
 (handle, (obs, info))`` and ``step(handle, actions) -> (handle, (obs, rewards, terminations,
@@ -12,7 +12,7 @@ The handle is 8 bytes naming the env in a registry of open engines (never a poin
 in the engine, so the Python ``reset()``/``step()`` and these functions see one env; don't call
 both at once (block on the JAX results first). Each target is registered for the CPU and for CUDA;
 the CUDA one copies its arguments to the host, runs the CPU target, and copies the results back on
-XLA's stream, as ale-py's does (native/xla_cuda.cpp, through the CUDA driver found at run time).
+XLA's stream, as ale-py's does (native/xla/xla_cuda.cpp, through the CUDA driver found at run time).
 """
 
 from __future__ import annotations

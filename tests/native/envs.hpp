@@ -5,7 +5,7 @@
 #include <numeric>
 #include <vector>
 
-#include "../../native/engine.hpp"
+#include "core/engine.hpp"
 #include "check.hpp"
 
 namespace check {

@@ -22,11 +22,11 @@ print(patched_source_dir(version) / "src")
 PY
 )
 flags=$(python -m build_support.native_flags "$kind")
-sources=$(ls native/*.cpp | grep -v -E 'bindings|hooks|xla_|pgo_train')
+sources=$(ls native/core/*.cpp native/env/*.cpp native/frames/*.cpp)  # no python/ or xla/: no Python here
 out=build/native_tests${kind:+_$kind}
 echo "== building $out ($flags)"
 # shellcheck disable=SC2086
-g++ $flags -isystem "$ale_src" -isystem "$temp/ale-generated" tests/native/*.cpp $sources "$core" -lz -pthread -o "$out"
+g++ $flags -I native -isystem "$ale_src" -isystem "$temp/ale-generated" tests/native/*.cpp $sources "$core" -lz -pthread -o "$out"
 rom=$(python -c "from ale_py import roms; print(roms.get_rom_path('breakout'))")
 echo "== running $out"
 "$out" "$rom" "${2:-}"

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../native/engine.hpp"
+#include "core/engine.hpp"
 #include "check.hpp"
 #include "envs.hpp"
 

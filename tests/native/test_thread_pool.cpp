@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "../../native/background.hpp"
-#include "../../native/thread_pool.hpp"
+#include "core/background.hpp"
+#include "core/thread_pool.hpp"
 #include "check.hpp"
 
 using sb3ale::Background;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../../native/vectorizer.hpp"
+#include "core/vectorizer.hpp"
 #include "check.hpp"
 #include "envs.hpp"
 

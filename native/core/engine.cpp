@@ -1,0 +1,369 @@
+#include "core/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace sb3ale {
+
+namespace {
+
+int thread_count(int requested, int num_envs) {
+  if (requested < 0) throw std::invalid_argument("num_threads must be >= 0 (0 = one per core)");
+  const int cores = static_cast<int>(allowed_cpus().size());  // the process's CPUs, not the machine's
+  return std::max(1, std::min(requested == 0 ? cores : requested, num_envs));
+}
+
+const EnvConfig& first(const std::vector<EnvConfig>& configs) {
+  if (configs.empty()) throw std::invalid_argument("num_envs must be >= 1");
+  return configs.front();
+}
+
+}  // namespace
+
+Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset,
+               int batch_size)
+    : configs_(configs),
+      batch_size_(batch_size == 0 ? static_cast<int>(configs.size()) : batch_size),
+      affinity_offset_(thread_affinity_offset),
+      obs_size_(static_cast<size_t>(first(configs).obs_size())),
+      resize_(kScreenHeight, kScreenWidth, first(configs).img_height, first(configs).img_width,
+              first(configs).channels()),
+      pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
+            [this](int i) { run_env(i); }) {
+  reset_ahead_ = pool_.size() > 1;
+  if (reset_ahead_) start_background();
+  const int n = static_cast<int>(configs_.size());
+  if (batch_size_ < 1 || batch_size_ > n) {
+    throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
+  }
+  quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
+  for (const EnvConfig& c : configs_) {
+    const EnvConfig& c0 = configs_.front();
+    if (c.img_height != c0.img_height || c.img_width != c0.img_width || c.grayscale != c0.grayscale ||
+        c.stack_num != c0.stack_num || c.layout != c0.layout) {
+      throw std::invalid_argument("every env of an engine needs the same observation shape");
+    }
+    // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.
+    if (!ale::ALEInterface::isSupportedROM(c.rom_path)) {
+      throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + c.rom_path);
+    }
+  }
+  const auto size = static_cast<size_t>(n);
+  envs_.resize(size);
+  ops_.resize(size);
+  results_.resize(size);
+  errors_.resize(size);
+  failed_.assign(size, 0);
+  busy_.assign(size, 0);
+  inject_fault_.assign(size, 0);
+  // Loading a ROM takes a while: do it on the workers.
+  std::vector<int> all(size);
+  for (int i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+  pool_.submit(all);
+  pool_.wait(n);
+  pool_.take(n);
+  const std::string error = describe_errors(all);
+  if (error.empty()) return;
+  for (const auto& e : errors_) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument(error);
+    } catch (...) {
+      throw std::runtime_error(error);
+    }
+  }
+}
+
+Engine::~Engine() {
+  for (const auto& env : envs_) {
+    if (env) env->cancel_prepare();
+  }
+}
+
+Engine::Driver::Driver(const Engine& engine) : owner_(engine.driver_) {
+  const std::thread::id me = std::this_thread::get_id();
+  std::thread::id none{};
+  if (owner_.compare_exchange_strong(none, me, std::memory_order_acq_rel)) return;
+  if (none == me) {  // this thread already drives it: a call inside a longer one
+    nested_ = true;
+    return;
+  }
+  throw std::runtime_error("another thread is driving this engine right now: one caller at a time "
+                           "(step, reset and wait from one thread, or serialise the calls)");
+}
+
+Engine::Driver::~Driver() {
+  if (!nested_) owner_.store(std::thread::id{}, std::memory_order_release);
+}
+
+const AtariEnv& Engine::env(int i) const {
+  if (i < 0 || i >= num_envs()) throw std::out_of_range("env id " + std::to_string(i) + " is out of range");
+  if (busy_[static_cast<size_t>(i)]) throw std::runtime_error("env " + std::to_string(i) + " is in flight: recv() it first");
+  if (!envs_[static_cast<size_t>(i)]) throw std::runtime_error("env " + std::to_string(i) + " failed: reset() rebuilds it");
+  return *envs_[static_cast<size_t>(i)];
+}
+
+void Engine::check_ids(const std::vector<int>& ids, size_t values) const {
+  if (ids.empty()) throw std::invalid_argument("no env ids given");
+  if (values != ids.size()) {
+    throw std::invalid_argument(std::to_string(values) + " values for " + std::to_string(ids.size()) + " env ids");
+  }
+  std::vector<char> seen(envs_.size(), 0);
+  for (int i : ids) {
+    if (i < 0 || i >= num_envs()) {
+      throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " + std::to_string(num_envs()) + ")");
+    }
+    if (seen[static_cast<size_t>(i)]++) throw std::invalid_argument("env id " + std::to_string(i) + " is given twice");
+    if (busy_[static_cast<size_t>(i)]) {
+      throw std::invalid_argument("env " + std::to_string(i) + " is still in flight: recv() returns it first");
+    }
+  }
+}
+
+void Engine::dispatch(const std::vector<int>& ids, uint8_t* rows) {
+  if (rows == nullptr && staging_.empty()) staging_.assign(obs_size_ * envs_.size(), 0);
+  uint8_t* base = rows != nullptr ? rows : staging_.data();
+  const int64_t sent = profile_.on() ? profile_.now_ns() : 0;
+  for (int i : ids) {
+    ops_[static_cast<size_t>(i)].out = base + static_cast<size_t>(i) * obs_size_;
+    busy_[static_cast<size_t>(i)] = 1;
+    if (profile_.on()) profile_.slot(i).sent_ns = sent;
+  }
+  in_flight_.fetch_add(static_cast<int>(ids.size()), std::memory_order_acq_rel);
+  pool_.submit(ids);
+}
+
+void Engine::send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows) {
+  const Driver driver(*this);
+  if (in_flight() > 0 || interrupted_) drain();  // a reset drops the results of steps in flight
+  if (ids.empty() && seeds.empty()) return;       // a partial reset of none: only that
+  check_ids(ids, seeds.size());
+  if (static_cast<int>(ids.size()) == num_envs()) interrupted_ = false;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    Op& op = ops_[static_cast<size_t>(ids[k])];
+    op.kind = Op::kReset;
+    op.seed = seeds[k];
+  }
+  dispatch(ids, rows);
+}
+
+void Engine::send(const std::vector<int>& ids, const std::vector<int64_t>& actions,
+                  const std::vector<float>& strengths, uint8_t* rows) {
+  const Driver driver(*this);
+  if (interrupted_) throw std::runtime_error("the last step or reset was interrupted part-way: reset() first");
+  check_ids(ids, actions.size());
+  if (strengths.size() != ids.size()) throw std::invalid_argument("send needs one paddle strength per action");
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const auto i = static_cast<size_t>(ids[k]);
+    if (failed_[i]) {
+      throw std::runtime_error("env " + std::to_string(ids[k]) + " failed in an earlier step: reset() rebuilds it");
+    }
+    const auto n = static_cast<int64_t>(envs_[i]->action_set().size());
+    if (actions[k] < 0 || actions[k] >= n) {
+      throw std::out_of_range("env " + std::to_string(ids[k]) + ": action " + std::to_string(actions[k]) +
+                              " is out of range [0, " + std::to_string(n) + ")");
+    }
+    if (!(strengths[k] >= 0.0f && strengths[k] <= 1.0f)) {
+      throw std::out_of_range("env " + std::to_string(ids[k]) + ": paddle strength " +
+                              std::to_string(strengths[k]) + " is outside [0, 1]");
+    }
+  }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    Op& op = ops_[static_cast<size_t>(ids[k])];
+    op.kind = Op::kStep;
+    op.action = static_cast<int>(actions[k]);
+    op.strength = strengths[k];
+  }
+  // A reset costs ~25 steps: queued last, it leaves the other threads idle behind it. Longest job
+  // first: a full batch's resets go ahead. Only there: its rows are by env id whatever the finish
+  // order, while a partial batch returns the first envs to finish (1 thread: FIFO, as ale-py).
+  if (resets_first_ && rows != nullptr && static_cast<int>(ids.size()) == batch_size_ && batch_size_ == num_envs()) {
+    std::vector<int> order(ids);
+    std::stable_partition(order.begin(), order.end(),
+                          [this](int i) { return envs_[static_cast<size_t>(i)]->resets_next(); });
+    dispatch(order, rows);
+    return;
+  }
+  dispatch(ids, rows);
+}
+
+void Engine::run_env(int i) {
+  if (!profile_.on()) {
+    run_op(i);
+  } else {
+    const int64_t start = profile_.now_ns();
+    run_op(i);
+    TaskRecord& r = profile_.slot(i);
+    r.thread = ThreadPool::current_thread();
+    r.reset = results_[static_cast<size_t>(i)].reset;
+    r.start_ns = start;
+    r.end_ns = profile_.now_ns();
+  }
+  // An env that has just reset has its next reset to prepare: time no thread of ours wants does it.
+  const auto e = static_cast<size_t>(i);
+  if (reset_ahead_ && !wait_for_prepares_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) background_->submit(i);
+}
+
+void Engine::prepare_env(int i) { envs_[static_cast<size_t>(i)]->prepare_reset(); }
+
+void Engine::set_reset_ahead(bool on, bool wait) {
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("set_reset_ahead() needs no env in flight: recv() them first");
+  if (on && !background_) start_background();
+  reset_ahead_ = on;
+  wait_for_prepares_ = wait;
+  for (int i = 0; i < num_envs(); ++i) {
+    if (background_) background_->drop(i);
+    if (envs_[static_cast<size_t>(i)]) apply_reset_ahead(static_cast<size_t>(i));
+  }
+}
+
+void Engine::start_background() {
+  // As many as the pool's workers: they run only in time that no thread of ours (nor any other
+  // program) wants, so more would only compete with each other.
+  background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), affinity_offset_,
+                                             [this](int i) { prepare_env(i); });
+}
+
+void Engine::apply_reset_ahead(size_t e) {
+  envs_[e]->set_reset_ahead(reset_ahead_);
+  envs_[e]->wait_for_prepares(wait_for_prepares_);
+}
+
+int64_t Engine::resets_taken(bool replayed) const {
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("resets_taken() needs no env in flight: recv() them first");
+  int64_t total = 0;
+  for (const auto& env : envs_) total += !env ? 0 : replayed ? env->resets_replayed() : env->resets_taken();
+  return total;
+}
+
+void Engine::profile(bool on) {
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("profile() needs no env in flight: recv() them first");
+  if (on) {
+    profile_.start(num_envs());
+  } else {
+    profile_.stop();
+  }
+}
+
+void Engine::run_op(int i) {
+  // A failing env still finishes its task, so the caller gets an error, never a hang.
+  const auto e = static_cast<size_t>(i);
+  Op& op = ops_[e];
+  errors_[e] = nullptr;
+  try {
+    switch (op.kind) {
+      case Op::kBuild:
+        envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
+        apply_reset_ahead(e);
+        break;
+      case Op::kReset:
+        if (failed_[e]) {  // a fresh emulator, once no background thread prepares the old one's reset
+          if (envs_[e]) envs_[e]->cancel_prepare();
+          if (background_) background_->drop(i);
+          envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
+          apply_reset_ahead(e);
+        }
+        envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);
+        results_[e] = StepResult{};
+        results_[e].reset = true;
+        results_[e].requested_reset = true;
+        break;
+      case Op::kStep:
+        if (inject_fault_[e]) {
+          inject_fault_[e] = 0;
+          throw std::runtime_error("injected fault");
+        }
+        envs_[e]->step(op.action, op.strength, results_[e], op.out);
+        break;
+    }
+  } catch (...) {
+    errors_[e] = std::current_exception();
+  }
+}
+
+bool Engine::wait_for(std::chrono::milliseconds timeout) {
+  const Driver driver(*this);
+  return expected() == 0 || pool_.wait_for(expected(), timeout);
+}
+
+std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
+  const Driver driver(*this);
+  if (interrupted_) throw std::runtime_error("the work in flight was cancelled (Ctrl-C): reset() first");
+  const int count = expected();
+  if (count == 0) throw std::logic_error("recv() called with no env in flight: send() first");
+  pool_.wait(count);
+  const int64_t woke = profile_.on() ? profile_.now_ns() : 0;
+  std::vector<int> ids = pool_.take(count);
+  in_flight_.fetch_sub(count, std::memory_order_acq_rel);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const auto i = static_cast<size_t>(ids[k]);
+    busy_[i] = 0;
+    failed_[i] = errors_[i] != nullptr;
+    uint8_t* staged = staging_.empty() ? nullptr : staging_.data() + i * obs_size_;
+    if (failed_[i]) {
+      std::fill_n(ops_[i].out, obs_size_, 0);  // never a half-written row
+    }
+    if (ops_[i].out == staged && gather != nullptr) {
+      std::memcpy(gather + k * obs_size_, staged, obs_size_);
+    }
+  }
+  if (profile_.on()) profile_.collect(ids, woke);
+  error = describe_errors(ids);
+  return ids;
+}
+
+void Engine::cancel() {
+  const Driver driver(*this);
+  if (in_flight() == 0) return;
+  for (int i : pool_.cancel()) {  // never started: not in flight any more
+    busy_[static_cast<size_t>(i)] = 0;
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  interrupted_ = true;
+}
+
+void Engine::drain() {
+  const int count = in_flight();
+  pool_.wait(count);
+  for (int i : pool_.take(count)) {
+    const auto e = static_cast<size_t>(i);
+    busy_[e] = 0;
+    failed_[e] = errors_[e] != nullptr;
+  }
+  in_flight_.store(0, std::memory_order_release);
+}
+
+std::vector<int> Engine::failed_envs() const {
+  std::vector<int> ids;
+  for (size_t i = 0; i < failed_.size(); ++i) {
+    if (failed_[i]) ids.push_back(static_cast<int>(i));
+  }
+  return ids;
+}
+
+std::string Engine::describe_errors(const std::vector<int>& ids) const {
+  std::string message;
+  for (int i : ids) {
+    const std::exception_ptr& e = errors_[static_cast<size_t>(i)];
+    if (!e) continue;
+    std::string what = "unknown error";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = ex.what();
+    } catch (...) {
+    }
+    message += (message.empty() ? "env " : "; env ") + std::to_string(i) + ": " + what;
+  }
+  return message;
+}
+
+}  // namespace sb3ale

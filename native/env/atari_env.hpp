@@ -1,0 +1,82 @@
+// One env: an emulator, its preset's preprocessing chain, a frame stack and the auto-reset.
+// Knows nothing of threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "env/chain.hpp"
+#include "config.hpp"
+#include "env/emulator.hpp"
+#include "frames/frame_ops.hpp"
+#include "frames/frame_stack.hpp"
+
+namespace sb3ale {
+
+/// What one agent step reports for one env: gymnasium's terminated/truncated (SB3's done is either), reward, info.
+struct StepResult {
+  float reward = 0;              ///< summed over the skip, clipped to its sign if configured
+  bool terminated = false;       ///< the chain's end of episode, or a life loss with life_loss_info
+  bool truncated = false;        ///< the chain's time limit (ale preset: and not terminated, as ALE's
+                                 ///< vector env; the others report both, as gymnasium's AtariEnv)
+  bool reset = false;            ///< the obs is a fresh episode's: auto-reset (same step) or, with
+                                 ///< next-step auto-reset, this whole step was a reset (reward 0),
+                                 ///< or the result of a requested reset
+  bool requested_reset = false;  ///< the result of send_reset, not of a step (a batched reset's late rows)
+  bool time_limit_truncated = false;  ///< info["TimeLimit.truncated"]: the chain's truncation, not its termination
+  int lives = 0;                 ///< info of the step's last frame, before any auto-reset
+  int episode_frame_number = 0;
+  int frame_number = 0;
+  bool game_end = false;         ///< the game ended here: its true score and length are final
+  double episode_return = 0;     ///< unclipped score of the whole game, every frame included
+  int64_t episode_length = 0;    ///< gymnasium AtariEnv steps of the whole game (SB3 Monitor's "l")
+  int64_t episode_steps = 0;     ///< agent steps of the whole game (RecordEpisodeStatistics' "l")
+};
+
+class AtariEnv {
+ public:
+  /// Loads the ROM (seeded from OS entropy until the first seeded reset, as the references do).
+  AtariEnv(const EnvConfig& config, const AreaResize& resize, PaletteCache& palettes);
+
+  /// The preset's reset (seeded when `seed` holds the seed's 32-bit words, least significant
+  /// first), a fresh stack, the obs into `obs`.
+  void reset(const std::vector<uint32_t>* seed, uint8_t* obs);
+  /// One agent step with action index `action` (paddle `strength` in [0, 1]). After the chain's
+  /// end of episode, the auto-reset (no seed) runs in the same call or, with next_step_autoreset,
+  /// instead of the next step. The full stack at every done goes to final_obs() first.
+  void step(int action, float strength, StepResult& result, uint8_t* obs);
+
+  /// Next-step auto-reset: the episode has ended, so the next step is a reset (~25x a step's work).
+  bool resets_next() const { return needs_reset_; }
+  const std::vector<uint8_t>& final_obs() const { return final_obs_; }
+  /// The current stack (what the env's last result returned) into `obs`, and ALE's info now.
+  ResetInfo observe(uint8_t* obs) const {
+    stack_.write(obs);
+    return emu_.info();
+  }
+  const ResetInfo& reset_info() const { return reset_info_; }
+  /// The current screen as (210, 160, 3) RGB, what AtariEnv.render() returns.
+  void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }
+  const ale::ActionVect& action_set() const { return emu_.action_set(); }
+  /// Resets computed ahead of time (ResetAhead): on or off (no prepare may be running), whether a
+  /// prepare is due (true once per reset), and the prepare itself (any thread, one at a time).
+  void set_reset_ahead(bool on) { emu_.set_reset_ahead(on); }
+  void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
+  bool claim_prepare() { return emu_.claim_prepare(); }
+  void prepare_reset() { emu_.prepare_reset(); }
+  void cancel_prepare() { emu_.cancel_prepare(); }
+  int64_t resets_taken() const { return emu_.resets_taken(); }
+  int64_t resets_replayed() const { return emu_.resets_replayed(); }
+
+ private:
+  EnvConfig config_;
+  Emulator emu_;
+  std::unique_ptr<Chain> chain_;
+  FrameStack stack_;
+  std::vector<uint8_t> final_obs_;
+  ResetInfo reset_info_;
+  bool needs_reset_ = false;  // next-step auto-reset: the episode has ended
+};
+
+}  // namespace sb3ale

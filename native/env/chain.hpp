@@ -1,0 +1,46 @@
+// A preprocessing chain: how one preset turns emulator frames into agent steps and frames.
+// One class per preset (chain_sb3.cpp, chain_gymnasium.cpp, chain_ale.cpp), chosen once per env.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config.hpp"
+#include "env/emulator.hpp"
+#include "frames/frame_ops.hpp"
+
+namespace sb3ale {
+
+/// What one agent step of a chain gives, before the env's own reward clipping and autoreset.
+struct ChainStep {
+  double reward = 0;        ///< unclipped, summed over the step
+  bool terminated = false;  ///< the chain's end of episode: game over, or a life loss with episodic life
+  bool truncated = false;   ///< the chain's time limit
+  bool game_end = false;    ///< the emulator's game ends with this step: its true score is final
+  bool ended() const { return terminated || truncated; }
+};
+
+class Chain {
+ public:
+  virtual ~Chain() = default;
+  /// The reset sequence of the preset (seeded when `seed` holds the seed's 32-bit words); leaves
+  /// the reset's processed frame in frame().
+  virtual void reset(const std::vector<uint32_t>* seed) = 0;
+  /// One agent step with action index `action` and paddle `strength`; leaves its frame in frame().
+  virtual ChainStep step(int action, float strength) = 0;
+  virtual ResetInfo reset_info() const = 0;
+  /// The processed frame: img_height x img_width x channels.
+  const uint8_t* frame() const { return frame_.data(); }
+
+ protected:
+  explicit Chain(const EnvConfig& config) : frame_(static_cast<size_t>(config.frame_size()), 0) {}
+  std::vector<uint8_t> frame_;
+};
+
+std::unique_ptr<Chain> make_sb3_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize);
+std::unique_ptr<Chain> make_gymnasium_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize);
+std::unique_ptr<Chain> make_ale_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize);
+
+}  // namespace sb3ale

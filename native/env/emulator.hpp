@@ -1,0 +1,143 @@
+// One ALE emulator: the ROM, its seeding, its palette and the true score of the game it plays.
+// Knows no preprocessing chain; every chain drives the game through it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ale/ale_interface.hpp"
+#include "config.hpp"
+#include "env/reset_ahead.hpp"
+
+namespace sb3ale {
+
+/// Sets ALE's process-wide log level to errors only, once: a second write, racing with the
+/// emulators' reads of it on worker threads, would be a data race.
+void quiet_ale_logs();
+
+/// A ROM's colours: what ALE's palette gives for each screen byte (palette index).
+struct Palette {
+  std::array<std::array<uint8_t, 3>, 256> rgb{};  ///< getScreenRGB's colour of each index
+  std::array<uint8_t, 256> gray{};                ///< getScreenGrayscale's gray of each index
+  /// gray(max(rgb[a], rgb[b])) at a * 256 + b, OpenCV's RGB2GRAY: SB3 pools RGB, then converts,
+  /// and one table over pairs of indices does both. Empty unless asked for (64 KiB).
+  std::vector<uint8_t> gray_pair;
+};
+
+/// One Palette per ROM for the whole engine (the palette depends only on the cartridge's display
+/// format), built by the first env that loads the ROM. Safe to use from many threads.
+class PaletteCache {
+ public:
+  std::shared_ptr<const Palette> get(const std::string& rom_path, ale::ALEInterface& ale, bool gray_pairs);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<std::string, bool>, std::shared_ptr<const Palette>> palettes_;
+};
+
+/// The info a reset returns (what SB3's DummyVecEnv stores in reset_infos).
+struct ResetInfo {
+  bool empty = false;            ///< FireResetEnv returns {}
+  int lives = 0;
+  int episode_frame_number = 0;
+  int frame_number = 0;
+  bool has_seeds = false;        ///< AtariEnv.reset(seed=...) adds "seeds"
+  std::array<uint32_t, 2> seeds{};
+};
+
+/// Emulator-side counters of the game in progress, reset by every reset_game().
+struct GameStats {
+  double score = 0;        ///< unclipped reward of every frame, reset frames included
+  int64_t length = 0;      ///< the chain's unit: gymnasium AtariEnv steps (SB3 Monitor's "l")
+  int64_t steps = 0;       ///< agent steps (gymnasium RecordEpisodeStatistics' "l")
+};
+
+class Emulator {
+ public:
+  /// Sets ALE's options; the chain loads the ROM. `ale_max_frames` is ALE's own frame limit (0: none).
+  Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& palettes);
+
+  /// Sets ALE's random_seed and (re)loads the ROM, applying mode and difficulty (AtariEnv.load_game).
+  /// Throws std::invalid_argument for a mode or difficulty the game does not have.
+  void load(int32_t ale_seed);
+  /// ALE reset_game() (or the one computed ahead, see ResetAhead); the game's counters start again.
+  /// A reset computed ahead with the chain's script is replayed: the frames after it are answered
+  /// from what the spare played while the chain does what the script said, and the spare is swapped
+  /// in after them; anything else (another action, an unrecorded screen) first makes the live
+  /// emulator reset and play them for real, which gives the same frames.
+  void reset_game();
+  /// After a chain's reset: what it does after a real reset, for the next reset computed ahead.
+  void set_next_reset_script(ResetScript script) {
+    if (ahead_on_) ahead_->set_script(std::move(script));
+  }
+  /// Resets ahead of time on (a spare emulator) or off; not while a prepare may run (the engine's rule).
+  void set_reset_ahead(bool on);
+  /// ResetAhead::wait_for_prepares (tests), once resets ahead were switched on.
+  void wait_for_prepares(bool on) {
+    if (ahead_) ahead_->wait_for_prepares(on);
+  }
+  /// ResetAhead::claim and prepare (any thread; false and nothing when off).
+  bool claim_prepare() { return ahead_on_ && ahead_->claim(); }
+  int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
+  int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
+  void prepare_reset() {
+    if (ahead_) ahead_->prepare();
+  }
+  /// Stops a prepare running on another thread early (the env is about to go).
+  void cancel_prepare() {
+    if (ahead_) ahead_->cancel();
+  }
+  /// One emulator frame with action index `action` of the action set; adds to the score.
+  ale::reward_t act(int action, float strength = 1.0f) { return act_ale(action_set_[static_cast<size_t>(action)], strength); }
+  /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.
+  ale::reward_t act_id(ale::Action action) { return act_ale(action, 1.0f); }
+
+  bool game_over() const { return replaying() ? replayed().game_over : ale_->game_over(false); }
+  bool game_truncated() const { return replaying() ? replayed().truncated : ale_->game_truncated(); }
+  int lives() const { return replaying() ? replayed().lives : ale_->lives(); }
+  int frame_number() const { return replaying() ? live_frame_ + replayed().frames : ale_->getFrameNumber(); }
+  int episode_frame_number() const { return replaying() ? replayed().episode_frames : ale_->getEpisodeFrameNumber(); }
+  const ale::ActionVect& action_set() const { return action_set_; }
+  bool has_action(ale::Action action) const;
+  /// ALE's info now (lives and frame numbers), what every reset returns at least.
+  ResetInfo info() const;
+
+  /// The screen as palette indices (210 x 160), and ways to read it.
+  const uint8_t* screen() const;
+  const Palette& palette() const { return *palette_; }
+  void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
+  void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (210, 160, 3)
+  /// getScreenGrayscale or getScreenRGB, as the config asks (what gymnasium's and ALE's chains pool).
+  void capture(uint8_t* out) const { config_.grayscale ? screen_gray(out) : screen_rgb(out); }
+
+  GameStats& stats() { return stats_; }
+
+ private:
+  const EnvConfig config_;
+  const int ale_max_frames_;
+  PaletteCache& palettes_;
+  ale::reward_t act_ale(ale::Action action, float strength);
+  bool replaying() const { return replay_at_ >= 0; }
+  const ReplayFrame& replayed() const { return ahead_->replay()[static_cast<size_t>(replay_at_)]; }
+  /// Ends a replay: the spare swapped in if every recorded frame was played, else the live emulator
+  /// resets and plays the frames played so far for real.
+  void leave_replay() const;
+  void reset_for_real() const;  // ALE's own reset_game(), the next one armed
+
+  // Swapped with the spare by a reset computed ahead, also at a replay's end that a read causes.
+  mutable std::unique_ptr<ale::ALEInterface> ale_;
+  std::unique_ptr<ResetAhead> ahead_;       // null until first switched on
+  bool ahead_on_ = false;                   // off: resets are emulated when they happen
+  mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
+  int live_frame_ = 0;                      // the live frame counter when the replayed reset began
+  ale::ActionVect action_set_;
+  std::shared_ptr<const Palette> palette_;
+  GameStats stats_;
+};
+
+}  // namespace sb3ale

@@ -1,0 +1,94 @@
+#include "frames/frame_stack.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace sb3ale {
+
+namespace {
+
+/// Channels-last stack of four gray frames (VecFrameStack's memory): out[4p + j] = frame j's pixel p.
+/// SSE2 interleaves 16 pixels of the four frames per iteration; the tail and other CPUs go byte by byte.
+void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out, bool sse2) {
+  size_t p = 0;
+#if defined(__SSE2__)
+  for (; sse2 && p + 16 <= pixels; p += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + p));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + p));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + p));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[3] + p));
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    __m128i* o = reinterpret_cast<__m128i*>(out + 4 * p);
+    _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+  }
+#else
+  (void)sse2;
+#endif
+  for (; p < pixels; ++p) {
+    for (int j = 0; j < 4; ++j) out[4 * p + static_cast<size_t>(j)] = src[j][p];
+  }
+}
+
+}  // namespace
+
+FrameStack::FrameStack(const EnvConfig& config)
+    : stack_(config.stack_num),
+      channels_(config.channels()),
+      pixels_(static_cast<size_t>(config.img_height) * config.img_width),
+      frame_size_(static_cast<size_t>(config.frame_size())),
+      layout_(config.layout),
+      pad_with_reset_(config.pad_with_reset),
+      frames_(static_cast<size_t>(config.obs_size()), 0),
+      sse2_(process_isa() >= Isa::kSse2) {}
+
+void FrameStack::restart(const uint8_t* frame) {
+  if (pad_with_reset_) {
+    for (int j = 0; j < stack_; ++j) std::memcpy(frames_.data() + static_cast<size_t>(j) * frame_size_, frame, frame_size_);
+  } else {
+    std::fill(frames_.begin(), frames_.end(), 0);
+    push(frame);
+  }
+}
+
+void FrameStack::push(const uint8_t* frame) {
+  newest_ = (newest_ + 1) % stack_;
+  std::memcpy(frames_.data() + static_cast<size_t>(newest_) * frame_size_, frame, frame_size_);
+}
+
+void FrameStack::write(uint8_t* out) const {
+  auto frame = [&](int j) {  // j = 0 is the oldest frame
+    return frames_.data() + static_cast<size_t>((newest_ + 1 + j) % stack_) * frame_size_;
+  };
+  if (layout_ == Layout::kFrames || (layout_ == Layout::kCHW && channels_ == 1)) {
+    for (int j = 0; j < stack_; ++j) std::memcpy(out + j * frame_size_, frame(j), frame_size_);
+  } else if (layout_ == Layout::kHWC && channels_ == 1 && stack_ == 4) {
+    const uint8_t* const src[4] = {frame(0), frame(1), frame(2), frame(3)};
+    interleave4(src, pixels_, out, sse2_);
+  } else if (layout_ == Layout::kHWC) {
+    const size_t step = static_cast<size_t>(stack_) * channels_;
+    for (int j = 0; j < stack_; ++j) {
+      const uint8_t* src = frame(j);
+      for (size_t p = 0; p < pixels_; ++p) {
+        for (int c = 0; c < channels_; ++c) out[p * step + j * channels_ + c] = src[p * channels_ + c];
+      }
+    }
+  } else {  // CHW with colour: one plane per channel of each frame
+    for (int j = 0; j < stack_; ++j) {
+      const uint8_t* src = frame(j);
+      for (int c = 0; c < channels_; ++c) {
+        uint8_t* plane = out + (static_cast<size_t>(j) * channels_ + c) * pixels_;
+        for (size_t p = 0; p < pixels_; ++p) plane[p] = src[p * channels_ + c];
+      }
+    }
+  }
+}
+
+}  // namespace sb3ale

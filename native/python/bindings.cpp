@@ -1,0 +1,110 @@
+// The Python module sb3_ale_vec._engine: the engine (PyVectorizer, py_vectorizer.hpp), its config and the
+// ROMs' action sets. With py_vectorizer.hpp, py_batch.hpp and hooks.cpp the only code that includes pybind11.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "core/engine.hpp"
+#include "python/py_vectorizer.hpp"
+#include "xla/xla_ffi.hpp"
+
+namespace py = pybind11;
+using sb3ale::EnvConfig;
+using sb3ale::PyVectorizer;
+
+namespace {
+
+std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {
+  if (!ale::ALEInterface::isSupportedROM(rom_path)) {
+    throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
+  }
+  sb3ale::quiet_ale_logs();
+  ale::ALEInterface ale;
+  ale.loadROM(rom_path);
+  return PyVectorizer::to_ints(full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_engine, m) {
+  m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + each preset's preprocessing)";
+  m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
+
+  py::enum_<sb3ale::Preset>(m, "Preset")
+      .value("SB3", sb3ale::Preset::kSB3)
+      .value("GYMNASIUM", sb3ale::Preset::kGymnasium)
+      .value("ALE", sb3ale::Preset::kALE);
+  py::enum_<sb3ale::Layout>(m, "Layout")
+      .value("CHW", sb3ale::Layout::kCHW)
+      .value("HWC", sb3ale::Layout::kHWC)
+      .value("FRAMES", sb3ale::Layout::kFrames);
+
+  py::class_<EnvConfig> config(m, "EnvConfig");
+  config.def(py::init<>()).def(py::init<const EnvConfig&>(), py::arg("other"), "A copy.");
+#define SB3ALE_BIND(type, name, value) config.def_readwrite(#name, &EnvConfig::name);
+  SB3ALE_ENV_CONFIG(SB3ALE_BIND)  // every field, from config.hpp's one list
+#undef SB3ALE_BIND
+
+  py::class_<PyVectorizer>(m, "Vectorizer")
+      .def(py::init<const std::vector<EnvConfig>&, int, int, int>(), py::arg("configs"),
+           py::arg("num_threads") = 0, py::arg("thread_affinity_offset") = -1, py::arg("batch_size") = 0,
+           "One env per config; batch_size 0 means every recv returns all envs.")
+      .def("send_reset", &PyVectorizer::send_reset, py::arg("seeds"), py::arg("env_ids") = py::none(),
+           "Start resetting envs (all, or env_ids: a partial reset, whose recv returns every env, those "
+           "left alone as they are); seeds[k] is None or the seed's 32-bit words, least significant first. "
+           "Steps still in flight finish first and are dropped.")
+      .def("send", &PyVectorizer::send, py::arg("actions"), py::arg("env_ids") = py::none(),
+           py::arg("paddle_strengths") = py::none(),
+           "Start a step of env_ids, or by default of every env (batched: the envs the last recv returned); "
+           "returns at once.")
+      .def("recv", &PyVectorizer::recv,
+           "Wait for the next min(batch_size, in flight) envs: one dict of arrays, env_id naming each row.")
+      .def("screen_rgb", &PyVectorizer::screen_rgb, py::arg("env_id"))
+      .def("close", &PyVectorizer::close)
+      .def("_profile", &PyVectorizer::profile, py::arg("on"),
+           "Benchmark: start (clearing the log) or stop timing each env's task; nothing may be in flight.")
+      .def("_take_profile", &PyVectorizer::take_profile,
+           "Benchmark: the tasks timed since the last call: batch, env, thread, reset, start/end/sent/woke "
+           "ns (time.perf_counter_ns()'s clock).")
+      .def_property("_resets_first", &PyVectorizer::resets_first, &PyVectorizer::set_resets_first,
+                    "Benchmark: a full batch queues the envs that will reset first (default True).")
+      .def_property("_reset_ahead", &PyVectorizer::reset_ahead, &PyVectorizer::set_reset_ahead,
+                    "Benchmark: threads at idle priority compute each env's next reset ahead of time "
+                    "(default: True with more than one thread); nothing may be in flight to change it.")
+      .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
+                    "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread "
+                    "(not by idle threads, which a busy machine may never run), so that swaps happen.")
+      .def_property_readonly("_resets_taken", &PyVectorizer::resets_taken,
+                             "Benchmark: resets the envs took from their spare emulators so far.")
+      .def_property_readonly("_resets_replayed", &PyVectorizer::resets_replayed,
+                             "Tests: of those, the ones whose no-ops and FIRE were computed ahead too.")
+      .def_property_readonly("pending", &PyVectorizer::pending)
+      .def_property_readonly("closed", &PyVectorizer::closed)
+      .def_property_readonly("num_envs", &PyVectorizer::num_envs)
+      .def_property_readonly("num_threads", &PyVectorizer::num_threads)
+      .def_property_readonly("batch_size", &PyVectorizer::batch_size)
+      .def_property_readonly("obs_shape", &PyVectorizer::obs_shape)
+      .def("xla_handle", &PyVectorizer::xla_handle, "The id that sb3_ale_vec.xla's handle carries (registered once).");
+
+  // XLA FFI handlers (native/xla/xla_ffi.cpp) as capsules for jax.ffi.register_ffi_target; None when not built.
+  m.def("xla_ffi_targets", [] {
+    if (!sb3ale::xla::available()) return py::object(py::none());
+    return py::object(py::make_tuple(py::make_tuple(sb3ale::xla::api_major(), sb3ale::xla::api_minor()),
+                                     py::capsule(sb3ale::xla::reset_handler()), py::capsule(sb3ale::xla::step_handler())));
+  }, "((ffi_api_major, ffi_api_minor), reset capsule, step capsule) or None.");
+  m.def("xla_ffi_cuda_targets", [] {
+    if (!sb3ale::xla::available()) return py::object(py::none());
+    return py::object(py::make_tuple(py::capsule(sb3ale::xla::reset_cuda_handler()),
+                                     py::capsule(sb3ale::xla::step_cuda_handler())));
+  }, "(reset capsule, step capsule) of the CUDA targets (native/xla/xla_cuda.cpp), or None.");
+  m.def("obs_shape", &sb3ale::config_obs_shape, py::arg("config"),
+        "The shape of one observation of an env with this config, as an engine of it returns.");
+  m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
+        "The game's action set (ALE action ids), minimal or full.");
+}

@@ -226,7 +226,7 @@ def test_a_second_thread_driving_the_engine_gets_a_runtime_error_and_changes_not
             errors.append(str(error))
 
     obs, rewards, dones, infos = _during_recv(env, second)
-    assert len(errors) == 1 and "another thread is driving this engine" in errors[0], errors
+    assert len(errors) == 1 and "another call is using this engine" in errors[0], errors
     assert obs.shape == (2, 4, 84, 84) and len(infos) == 2  # the first caller's step, whole
     env.step(np.zeros(2, dtype=np.int64))
     env.close()

@@ -74,6 +74,11 @@ void Background::submit(int index) {
   ready_.notify_one();
 }
 
+bool Background::idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.empty() && running_.empty();
+}
+
 void Background::drop(int index) {
   std::unique_lock<std::mutex> lock(mutex_);
   queue_.erase(std::remove(queue_.begin(), queue_.end(), index), queue_.end());

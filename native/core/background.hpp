@@ -30,6 +30,8 @@ class Background {
   void drop(int index);
   /// Whether the threads run at a priority below ordinary threads' (false: the fallback).
   bool idle_priority() const { return idle_priority_.load(); }
+  /// Nothing queued and nothing running (for tests: the prepares asked for are all done).
+  bool idle();
 
  private:
   void work();

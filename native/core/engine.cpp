@@ -218,8 +218,12 @@ void Engine::set_reset_ahead(bool on, bool wait) {
   reset_ahead_ = on;
   wait_for_prepares_ = wait;
   for (int i = 0; i < num_envs(); ++i) {
-    if (background_) background_->drop(i);
-    if (envs_[static_cast<size_t>(i)]) apply_reset_ahead(static_cast<size_t>(i));
+    const auto e = static_cast<size_t>(i);
+    if (background_) background_->drop(i);  // none runs while the switches change
+    if (!envs_[e]) continue;
+    apply_reset_ahead(e);
+    // What the drop took out of the queue, queued again: switching on twice loses no prepare.
+    if (on && !wait && envs_[e]->reclaim_prepare()) background_->submit(i);
   }
 }
 
@@ -241,6 +245,12 @@ int64_t Engine::resets_taken(bool replayed) const {
   int64_t total = 0;
   for (const auto& env : envs_) total += !env ? 0 : replayed ? env->resets_replayed() : env->resets_taken();
   return total;
+}
+
+int Engine::prepared() const {
+  const Driver driver(*this);
+  if (in_flight() > 0) throw std::logic_error("prepared() needs no env in flight: recv() them first");
+  return static_cast<int>(std::count_if(envs_.begin(), envs_.end(), [](const auto& env) { return env && env->prepared(); }));
 }
 
 void Engine::profile(bool on) {

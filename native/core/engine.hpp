@@ -70,6 +70,8 @@ class Engine {
   /// Stops the work in flight early (for Ctrl-C): envs not yet started are left as they were,
   /// those running finish, nothing is returned; recv and steps are refused until the next reset.
   void cancel();
+  /// Whether the work in flight was cancelled part-way: only a reset of every env clears it.
+  bool interrupted() const { return interrupted_; }
 
   /// Held for the length of each call that starts, waits for or cancels work, and by a caller
   /// that makes several such calls in a row (the binding's recv: its wait, in slices, and its
@@ -92,7 +94,10 @@ class Engine {
   /// Env i's results of its last step, valid once recv returned it.
   const StepResult& result(int i) const { return results_.at(static_cast<size_t>(i)); }
   /// For tests of the error path: env i's next step throws std::runtime_error.
-  void inject_fault(int i) { inject_fault_.at(static_cast<size_t>(i)) = 1; }
+  void inject_fault(int i) {
+    if (busy_.at(static_cast<size_t>(i))) throw std::runtime_error("env " + std::to_string(i) + " is in flight");
+    inject_fault_[static_cast<size_t>(i)] = 1;
+  }
   /// Whether a full batch's envs that will reset go first in the queue (see send); on by default,
   /// off for the benchmark's A/B against the plain env-id order.
   bool resets_first() const { return resets_first_; }
@@ -104,6 +109,10 @@ class Engine {
   bool reset_ahead() const { return reset_ahead_; }
   void set_reset_ahead(bool on, bool wait = false);
   bool wait_for_prepares() const { return wait_for_prepares_; }
+  /// For tests: no prepare queued or running on the idle threads.
+  bool prepares_idle() const { return !background_ || background_->idle(); }
+  /// For tests: the envs whose next reset is prepared; no env may be in flight.
+  int prepared() const;
   /// Resets the envs took from their spare emulators so far (envs rebuilt after a failure start at 0).
   int64_t resets_taken(bool replayed = false) const;  // replayed: only those with their script
   /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env

@@ -19,6 +19,17 @@ void Vectorizer::send_reset(const std::vector<int>& ids, const std::vector<Seed>
     throw std::runtime_error("The first reset() must reset every environment (got " + std::to_string(ids.size()) +
                              " of " + std::to_string(n) + ")");
   }
+  // The envs a partial reset leaves alone report their current state: there must be one. Refused
+  // before anything is dispatched.
+  if (partial && engine_.interrupted()) {
+    throw std::runtime_error("the last step or reset was interrupted part-way (Ctrl-C): reset() every env first");
+  }
+  for (int i : partial ? engine_.failed_envs() : std::vector<int>{}) {
+    if (std::find(ids.begin(), ids.end(), i) == ids.end()) {
+      throw std::runtime_error("env " + std::to_string(i) + " failed in an earlier step and has no state to report: "
+                               "a partial reset must include it (reset() rebuilds it)");
+    }
+  }
   // Every env comes back by env id (a full batch, or a partial reset's): the workers write the caller's rows.
   uint8_t* out = batch_size() == num_envs() ? rows(n) : nullptr;
   if (!ids.empty()) engine_.send_reset(ids, seeds, out);  // validates ids and seeds first
@@ -69,13 +80,18 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
     ids.resize(static_cast<size_t>(num_envs()));
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
   }
-  const std::vector<int> failed = error.empty() ? std::vector<int>{} : engine_.failed_envs();
+  // A partial reset's envs left alone may have failed in the steps it dropped: reported failed too.
+  const std::vector<int> failed = error.empty() && !staging_ ? std::vector<int>{} : engine_.failed_envs();
   std::vector<Row> rows(ids.size());
   for (size_t k = 0; k < ids.size(); ++k) {
     Row& row = rows[k];
     const int i = row.env_id = ids[k];
     if (std::find(failed.begin(), failed.end(), i) != failed.end()) {
-      row.failed = true;  // the engine zeroed its observation row
+      row.failed = true;  // the engine zeroed its observation row, or, left alone, here
+      if (staging_ && staged_[static_cast<size_t>(i)]) {
+        std::fill_n(obs + k * obs_size(), obs_size(), uint8_t{0});
+        error += (error.empty() ? "env " : "; env ") + std::to_string(i) + ": failed in a step this reset dropped";
+      }
       continue;
     }
     const AtariEnv& env = engine_.env(i);

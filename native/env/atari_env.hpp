@@ -64,6 +64,8 @@ class AtariEnv {
   void set_reset_ahead(bool on) { emu_.set_reset_ahead(on); }
   void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
   bool claim_prepare() { return emu_.claim_prepare(); }
+  bool reclaim_prepare() { return emu_.reclaim_prepare(); }
+  bool prepared() const { return emu_.prepared(); }
   void prepare_reset() { emu_.prepare_reset(); }
   void cancel_prepare() { emu_.cancel_prepare(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }

@@ -83,6 +83,8 @@ class Emulator {
   }
   /// ResetAhead::claim and prepare (any thread; false and nothing when off).
   bool claim_prepare() { return ahead_on_ && ahead_->claim(); }
+  bool reclaim_prepare() { return ahead_on_ && ahead_->reclaim(); }
+  bool prepared() const { return ahead_on_ && ahead_->prepared(); }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
   int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
   void prepare_reset() {

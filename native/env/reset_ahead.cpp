@@ -321,6 +321,12 @@ void ResetAhead::carry_over(ale::ALEInterface& live, int live_frame) {
   spare_->environment->setState(state);
 }
 
+bool ResetAhead::reclaim() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  claimable_.store(false, std::memory_order_release);
+  return pending_ && !running_;
+}
+
 void ResetAhead::rearm(ale::ALEState base) {
   if (Verdicts::get().refused(config_)) return;
   base_ = std::move(base);

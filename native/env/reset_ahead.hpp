@@ -85,6 +85,14 @@ class ResetAhead {
 
   /// Whether a prepare has work and nobody was told yet: true once per arm (the engine queues it).
   bool claim() { return claimable_.exchange(false, std::memory_order_acq_rel); }
+  /// After the engine dropped a queued prepare: whether the armed one has still to run (claimed
+  /// again: the engine queues it again).
+  bool reclaim();
+  /// For tests: whether the next reset is prepared (the spare holds it).
+  bool prepared() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ready_ && ready_for_ == generation_;
+  }
   /// Any thread: computes the next reset on the spare while one is armed. Never throws.
   void prepare();
   /// Any thread: a prepare running now stops early (its probe's play included) and none starts again.

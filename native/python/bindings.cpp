@@ -1,5 +1,5 @@
 // The Python module sb3_ale_vec._engine: the engine (PyVectorizer, py_vectorizer.hpp), its config and the
-// ROMs' action sets. With py_vectorizer.hpp, py_batch.hpp and hooks.cpp the only code that includes pybind11.
+// ROMs' action sets. With the other files of python/ the only code that includes pybind11.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -27,7 +27,8 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
   sb3ale::quiet_ale_logs();
   ale::ALEInterface ale;
   ale.loadROM(rom_path);
-  return PyVectorizer::to_ints(full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet());
+  const ale::ActionVect actions = full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet();
+  return std::vector<int>(actions.begin(), actions.end());
 }
 
 }  // namespace
@@ -80,10 +81,15 @@ PYBIND11_MODULE(_engine, m) {
       .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
                     "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread "
                     "(not by idle threads, which a busy machine may never run), so that swaps happen.")
-      .def_property_readonly("_resets_taken", &PyVectorizer::resets_taken,
+      .def_property_readonly("_resets_taken", [](PyVectorizer& v) { return v.resets_taken(false); },
                              "Benchmark: resets the envs took from their spare emulators so far.")
-      .def_property_readonly("_resets_replayed", &PyVectorizer::resets_replayed,
+      .def_property_readonly("_resets_replayed", [](PyVectorizer& v) { return v.resets_taken(true); },
                              "Tests: of those, the ones whose no-ops and FIRE were computed ahead too.")
+      .def_property_readonly("_prepares_idle", &PyVectorizer::prepares_idle,
+                             "Tests: no reset prepared ahead is queued or running on the idle threads.")
+      .def_property_readonly("_prepared", &PyVectorizer::prepared,
+                             "Tests: the envs whose next reset is prepared on their spare emulators.")
+      .def("_inject_fault", &PyVectorizer::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
       .def_property_readonly("num_envs", &PyVectorizer::num_envs)

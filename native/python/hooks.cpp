@@ -16,7 +16,6 @@
 
 #include "env/emulator.hpp"
 #include "frames/frame_ops.hpp"
-#include "python/py_vectorizer.hpp"
 #include "env/rng.hpp"
 
 namespace py = pybind11;
@@ -226,7 +225,7 @@ void add_hooks(py::module_& m) {
         py::arg("seed") = 0,
         "Tests: getScreen() after each of `actions` (ALE action ids) with color_averaging on, one array "
         "(frames, height, width) per ROM, the ROMs played at once on threads of their own.");
-  m.def("_inject_fault", [](PyVectorizer& engine, int env_id) { engine.inject_fault(env_id); }, py::arg("engine"),
+  m.def("_inject_fault", [](py::object engine, int env_id) { engine.attr("_inject_fault")(env_id); }, py::arg("engine"),
         py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),
         "Benchmark: the frames one ALE reset_game() emulates beyond those getFrameNumber() counts.");

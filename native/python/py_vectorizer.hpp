@@ -1,6 +1,7 @@
-// PyVectorizer: the native engine as the Python module holds it. numpy arrays in and out, the GIL
-// released around all stepping and waiting, Ctrl-C and close() during a wait. Included by
-// bindings.cpp alone (with py_batch.hpp and hooks.cpp, the only code that includes pybind11).
+// PyVectorizer: the native engine as the Python module holds it. Every call that touches the engine
+// goes through drive(): the GIL released, the engine's one caller (VectorizerHold::use, which the XLA
+// targets share), a close() meanwhile carried out as the call leaves. Included by bindings.cpp alone
+// (with py_arrays.hpp, py_batch.hpp and hooks.cpp, the only code that includes pybind11).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -8,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -15,30 +17,18 @@
 #include <string>
 #include <vector>
 
-#include "core/engine.hpp"
+#include "core/vectorizer_hold.hpp"
+#include "python/py_arrays.hpp"
 #include "python/py_batch.hpp"
-#include "core/vectorizer.hpp"
 #include "xla/xla_ffi.hpp"
 
 namespace sb3ale {
 
-namespace py = pybind11;
-
-template <typename T>
-py::array_t<T> new_array(std::vector<py::ssize_t> shape) {
-  return py::array_t<T>(shape);
-}
-
-/// Waits for the engine's next recv with the GIL released, in slices, so that Ctrl-C gets
-/// through: on a signal, envs not yet started are skipped, running ones finish, then it raises.
+/// Waits for the engine's next recv without the GIL, taking it every 50 ms to let Ctrl-C through: on
+/// a signal, envs not yet started are skipped, running ones finish, then the interrupt is raised.
 inline void wait_interruptibly(Engine& engine) {
-  for (;;) {
-    bool done;
-    {
-      py::gil_scoped_release release;
-      done = engine.wait_for(std::chrono::milliseconds(50));
-    }
-    if (done) return;
+  while (!engine.wait_for(std::chrono::milliseconds(50))) {
+    py::gil_scoped_acquire acquire;
     if (PyErr_CheckSignals() != 0) {
       py::error_already_set interrupt;  // takes the KeyboardInterrupt set by the signal handler
       {
@@ -50,76 +40,55 @@ inline void wait_interruptibly(Engine& engine) {
   }
 }
 
-using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-
-/// The shape of one observation of an env with config `c` (the engine's rows are this, C-contiguous).
-inline std::vector<py::ssize_t> config_obs_shape(const EnvConfig& c) {
-  const py::ssize_t h = c.img_height, w = c.img_width, channels = c.channels(), stack = c.stack_num;
-  switch (c.layout) {
-    case sb3ale::Layout::kCHW:
-      return {channels * stack, h, w};
-    case sb3ale::Layout::kHWC:
-      return {h, w, channels * stack};
-    case sb3ale::Layout::kFrames:
-      break;
-  }
-  std::vector<py::ssize_t> shape{stack, h, w};  // gymnasium: no channel axis for gray,
-  if (channels > 1) shape.push_back(channels);
-  // AtariPreprocessing alone has no stack axis; ALE's vector env always has one.
-  if (stack == 1 && c.preset == sb3ale::Preset::kGymnasium) shape.erase(shape.begin());
-  return shape;
-}
-
-/// Owns the vectorizer and the observation array a batch of every env is written into.
+/// Owns the engine (through its hold) and the array a batch of every env is written into.
 class PyVectorizer {
  public:
   PyVectorizer(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size) {
-    py::gil_scoped_release release;
-    vec_ = std::make_unique<Vectorizer>(configs, num_threads, thread_affinity_offset, batch_size);
+    std::unique_ptr<Vectorizer> vec;
+    {
+      py::gil_scoped_release release;
+      vec = std::make_unique<Vectorizer>(configs, num_threads, thread_affinity_offset, batch_size);
+    }
+    // What never changes, kept here: reading it needs no engine (and no wait for one).
+    num_envs_ = vec->num_envs();
+    num_threads_ = vec->engine().num_threads();
+    batch_size_ = vec->batch_size();
+    obs_shape_ = config_obs_shape(vec->engine().config(0));
+    hold_ = std::make_shared<VectorizerHold>(std::move(vec));
   }
 
-  ~PyVectorizer() { close(); }
+  ~PyVectorizer() {
+    close();
+    // An XLA call still inside destroys the engine as it leaves: the array stays, leaked, for it.
+    if (!hold_->destroyed()) pending_obs_.release();
+  }
 
-  /// Frees the engine; calling it again does nothing. While a call waits on the engine with the GIL
-  /// released (recv, send_reset), another thread, or a signal handler run from that wait, may call
-  /// close(): then the engine is only marked closed, and the waiting call frees it once its wait is
-  /// over (the envs in flight finish) and raises, so that no thread ever waits on a freed engine.
-  /// (The Engine is not thread-safe: a close from another thread must not touch it meanwhile.)
+  /// Frees the engine; again does nothing. A call inside (another thread's, or the one a signal
+  /// handler interrupted) is not disturbed: the engine goes as it leaves, and it raises if it waited.
   void close() {
-    if (!vec_ || close_requested_) return;
-    if (waiting_ > 0) {
-      close_requested_ = true;
-      return;
-    }
-    {
+    std::unique_ptr<Vectorizer> vec = hold_->close();
+    xla::forget(hold_.get());
+    if (vec) {
       py::gil_scoped_release release;  // joining waits for work in flight
-      sb3ale::xla::forget(vec_.get());  // waits for an XLA step using it; its handle then names nothing
-      vec_.reset();
+      vec.reset();
     }
-    pending_obs_ = py::none();
+    if (hold_->destroyed()) pending_obs_ = py::none();  // no worker writes into it any more
   }
 
-  void send_reset(const std::vector<sb3ale::Seed>& seeds, const std::optional<IdArray>& env_ids) {
-    Vectorizer& vec = get();
-    Waiting waiting(*this);
-    std::vector<int> ids = env_ids ? to_ids(*env_ids) : every_env(seeds.size());
+  void send_reset(const std::vector<Seed>& seeds, const std::optional<IdArray>& env_ids) {
+    check_open();
+    const std::vector<int> ids = env_ids ? to_ids(*env_ids, num_envs_) : every_env(seeds.size(), num_envs_);
     py::object fresh = py::none();
-    {
-      py::gil_scoped_release release;  // steps still in flight finish first; their results are dropped
-      vec.send_reset(ids, seeds, [&](size_t rows) {
-        py::gil_scoped_acquire acquire;
-        return allocate(fresh, rows);
-      });
-    }
+    // Steps still in flight finish first; their results are dropped.
+    drive([&](Vectorizer& vec) { vec.send_reset(ids, seeds, rows_into(fresh)); });
     pending_obs_ = fresh;
   }
 
-  void send(const IdArray& actions, const std::optional<IdArray>& env_ids,
-            const std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>& strengths) {
-    Vectorizer& vec = get();
+  void send(const IdArray& actions, const std::optional<IdArray>& env_ids, const std::optional<FloatArray>& strengths) {
+    check_open();
     if (actions.ndim() != 1) throw std::invalid_argument("actions must be a 1-d array");
-    std::vector<int> ids = env_ids ? to_ids(*env_ids) : std::vector<int>{};  // none: the vectorizer's
-    std::vector<int64_t> copy(actions.data(), actions.data() + actions.shape(0));
+    std::vector<int> ids = env_ids ? to_ids(*env_ids, num_envs_) : std::vector<int>{};  // none: the vectorizer's
+    const std::vector<int64_t> copy(actions.data(), actions.data() + actions.shape(0));
     std::vector<float> strength(copy.size(), 1.0f);
     if (strengths) {
       if (strengths->ndim() != 1 || strengths->shape(0) != actions.shape(0)) {
@@ -128,7 +97,7 @@ class PyVectorizer {
       std::copy(strengths->data(), strengths->data() + strengths->shape(0), strength.begin());
     }
     py::object fresh = py::none();
-    vec.send(std::move(ids), copy, strength, [&](size_t rows) { return allocate(fresh, rows); });
+    drive([&](Vectorizer& vec) { vec.send(std::move(ids), copy, strength, rows_into(fresh)); });
     pending_obs_ = fresh;
   }
 
@@ -136,38 +105,39 @@ class PyVectorizer {
   /// obs, the step's scalars and info, the final stacks of the rows that are done (final_obs, with
   /// their rows in final_rows), the reset infos of the rows that reset, and the envs that failed.
   py::dict recv() {
-    Vectorizer& vec = get();
-    // Destroyed in reverse: the driver first, then `waiting` carries out a close() that came
-    // meanwhile, also when this raises (Ctrl-C: the interrupt is what the caller sees).
-    Waiting waiting(*this);
-    const Engine::Driver driving(vec.engine());  // from the wait to the results: no other thread in between
-    wait_interruptibly(vec.engine());
-    if (close_requested_) {
-      throw std::runtime_error("the engine was closed (by a signal handler or another thread) while recv() "
-                               "waited for its results: they are lost");
-    }
-    const bool in_place = vec.in_place();
-    py::array_t<uint8_t> obs = in_place ? py::reinterpret_borrow<py::array_t<uint8_t>>(pending_obs_)
-                                        : new_array<uint8_t>(batch_shape(vec.expected()));
+    check_open();
+    // Python objects live out here: created and dropped with the GIL held.
+    py::object obs = pending_obs_;
+    std::optional<Columns> columns;
     std::string error;
-    std::vector<Row> rows;
-    {
-      py::gil_scoped_release release;
-      rows = vec.recv(in_place ? nullptr : obs.mutable_data(), error);
-    }
-    pending_obs_ = py::none();
-    const auto finals = static_cast<py::ssize_t>(
-        std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.final_obs != nullptr; }));
-    sb3ale::Columns columns(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals));
-    {
-      py::gil_scoped_release release;
-      columns.fill(rows);
-    }
-    py::dict batch = columns.to_dict();
     std::vector<int> failed;
-    for (const Row& r : rows) {
-      if (r.failed) failed.push_back(r.env_id);
-    }
+    drive([&](Vectorizer& vec) {
+      wait_interruptibly(vec.engine());
+      if (hold_->closed()) {
+        throw std::runtime_error("the engine was closed (by a signal handler or another thread) while recv() "
+                                 "waited for its results: they are lost");
+      }
+      uint8_t* gather = nullptr;
+      if (!vec.in_place()) {
+        py::gil_scoped_acquire acquire;
+        auto gathered = new_array<uint8_t>(batch_shape(vec.expected()));
+        gather = gathered.mutable_data();
+        obs = gathered;
+      }
+      const std::vector<Row> rows = vec.recv(gather, error);
+      const auto finals = static_cast<py::ssize_t>(
+          std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.final_obs != nullptr; }));
+      {
+        py::gil_scoped_acquire acquire;
+        columns.emplace(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals));
+      }
+      columns->fill(rows);  // reads the envs' final stacks: still the one caller
+      for (const Row& r : rows) {
+        if (r.failed) failed.push_back(r.env_id);
+      }
+    });
+    pending_obs_ = py::none();
+    py::dict batch = columns->to_dict();
     batch["obs"] = obs;
     batch["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
     batch["failed"] = failed;
@@ -175,133 +145,114 @@ class PyVectorizer {
   }
 
   py::array_t<uint8_t> screen_rgb(int i) {
-    const auto& e = env(i);
-    auto out = new_array<uint8_t>({sb3ale::kScreenHeight, sb3ale::kScreenWidth, 3});
-    e.screen_rgb(out.mutable_data());
+    check_open();
+    if (i < 0 || i >= num_envs_) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
+    auto out = new_array<uint8_t>({kScreenHeight, kScreenWidth, 3});
+    uint8_t* data = out.mutable_data();
+    drive([&](Vectorizer& vec) { vec.engine().env(i).screen_rgb(data); });
     return out;
   }
 
-  uint64_t xla_handle() { return sb3ale::xla::handle_for(get()); }
+  uint64_t xla_handle() {
+    check_open();
+    return xla::handle_for(hold_);
+  }
 
   void profile(bool on) {
-    get().engine().profile(on);
+    drive([&](Vectorizer& vec) { vec.engine().profile(on); });
   }
   /// The tasks timed since the last call, as a dict of equal-length arrays (see TaskRecord).
   py::dict take_profile() {
-    const std::vector<sb3ale::TaskRecord> records = get().engine().take_profile();
-    const auto n = static_cast<py::ssize_t>(records.size());
-    auto column = [&](auto field) {
-      auto a = new_array<int64_t>({n});
-      for (py::ssize_t k = 0; k < n; ++k) a.mutable_data()[k] = field(records[static_cast<size_t>(k)]);
-      return a;
-    };
-    py::dict d;
-    d["batch"] = column([](const sb3ale::TaskRecord& r) { return r.batch; });
-    d["env"] = column([](const sb3ale::TaskRecord& r) { return int64_t{r.env}; });
-    d["thread"] = column([](const sb3ale::TaskRecord& r) { return int64_t{r.thread}; });
-    d["reset"] = column([](const sb3ale::TaskRecord& r) { return int64_t{r.reset}; });
-    d["start_ns"] = column([](const sb3ale::TaskRecord& r) { return r.start_ns; });
-    d["end_ns"] = column([](const sb3ale::TaskRecord& r) { return r.end_ns; });
-    d["sent_ns"] = column([](const sb3ale::TaskRecord& r) { return r.sent_ns; });
-    d["woke_ns"] = column([](const sb3ale::TaskRecord& r) { return r.woke_ns; });
-    return d;
+    return profile_columns(drive([](Vectorizer& vec) { return vec.engine().take_profile(); }));
   }
-  bool resets_first() { return get().engine().resets_first(); }
-  void set_resets_first(bool on) { get().engine().set_resets_first(on); }
-  bool reset_ahead() { return get().engine().reset_ahead(); }
-  int64_t resets_taken() { return get().engine().resets_taken(); }
-  int64_t resets_replayed() { return get().engine().resets_taken(true); }
-  void set_reset_ahead(bool on) {
-    sb3ale::Engine& engine = get().engine();
-    py::gil_scoped_release release;  // waits for a prepare that is running
-    engine.set_reset_ahead(on);
+  bool resets_first() {
+    return drive([](Vectorizer& vec) { return vec.engine().resets_first(); });
   }
-  bool reset_ahead_wait() { return get().engine().wait_for_prepares(); }
+  void set_resets_first(bool on) {
+    drive([&](Vectorizer& vec) { vec.engine().set_resets_first(on); });
+  }
+  bool reset_ahead() {
+    return drive([](Vectorizer& vec) { return vec.engine().reset_ahead(); });
+  }
+  void set_reset_ahead(bool on) {  // waits for a prepare that is running
+    drive([&](Vectorizer& vec) { vec.engine().set_reset_ahead(on); });
+  }
+  bool reset_ahead_wait() {
+    return drive([](Vectorizer& vec) { return vec.engine().wait_for_prepares(); });
+  }
   void set_reset_ahead_wait(bool wait) {
-    sb3ale::Engine& engine = get().engine();
-    py::gil_scoped_release release;
-    engine.set_reset_ahead(true, wait);
+    drive([&](Vectorizer& vec) { vec.engine().set_reset_ahead(true, wait); });
   }
-  bool pending() { return vec_ && vec_->expected() > 0; }
-  void inject_fault(int i) { get().engine().inject_fault(i); }
-  bool closed() const { return !vec_ || close_requested_; }
-  int num_envs() { return get().num_envs(); }
-  int num_threads() { return get().engine().num_threads(); }
-  int batch_size() { return get().batch_size(); }
-  std::vector<py::ssize_t> obs_shape() { return config_obs_shape(get().engine().config(0)); }
+  bool prepares_idle() {
+    return drive([](Vectorizer& vec) { return vec.engine().prepares_idle(); });
+  }
+  int prepared() {
+    return drive([](Vectorizer& vec) { return vec.engine().prepared(); });
+  }
+  int64_t resets_taken(bool replayed) {
+    return drive([&](Vectorizer& vec) { return vec.engine().resets_taken(replayed); });
+  }
+  void inject_fault(int i) {
+    drive([&](Vectorizer& vec) { vec.engine().inject_fault(i); });
+  }
 
-  static std::vector<int> to_ints(const ale::ActionVect& actions) {
-    return std::vector<int>(actions.begin(), actions.end());
+  /// A send whose results recv() has not returned yet, as the last call left it (any thread may ask).
+  bool pending() {
+    check_open();
+    return pending_.load(std::memory_order_acquire);
   }
+  bool closed() const { return hold_->closed(); }
+  int num_envs() const { return num_envs_; }
+  int num_threads() const { return num_threads_; }
+  int batch_size() const { return batch_size_; }
+  std::vector<py::ssize_t> obs_shape() const { return obs_shape_; }
 
  private:
-  Vectorizer& get() {
-    if (close_requested_) throw std::runtime_error("the engine was closed while a call waited on it");
-    if (!vec_) throw std::runtime_error("the engine is closed");
-    return *vec_;
-  }
-  /// Marks a call that waits with the GIL released; the end of its scope carries out a close()
-  /// that came meanwhile. Only touched with the GIL held.
-  class Waiting {
-   public:
-    explicit Waiting(PyVectorizer& owner) : owner_(owner) { ++owner_.waiting_; }
-    ~Waiting() {
-      if (--owner_.waiting_ == 0 && owner_.close_requested_) {
-        owner_.close_requested_ = false;
-        owner_.close();
-        owner_.close_requested_ = false;
+  /// The one guard: body(Vectorizer&) with the GIL released, as the engine's only caller; `pending_`
+  /// updated as it ends. Bodies take the GIL back only to make or fill Python objects declared
+  /// outside them.
+  template <typename Body>
+  auto drive(Body&& body) -> decltype(body(std::declval<Vectorizer&>())) {
+    struct DropRows {  // after the GIL is back: an engine closed during the call is gone now
+      PyVectorizer& self;
+      ~DropRows() {
+        if (self.hold_->destroyed()) self.pending_obs_ = py::none();
       }
-    }
-    Waiting(const Waiting&) = delete;
-    Waiting& operator=(const Waiting&) = delete;
-
-   private:
-    PyVectorizer& owner_;
-  };
-  const sb3ale::AtariEnv& env(int i) {
-    Engine& engine = get().engine();
-    if (i < 0 || i >= engine.num_envs()) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
-    return engine.env(i);
+    } drop{*this};
+    py::gil_scoped_release release;
+    return hold_->use([&](Vectorizer& vec) {
+      struct Pending {
+        std::atomic<bool>& flag;
+        Vectorizer& vec;
+        ~Pending() { flag.store(vec.expected() > 0, std::memory_order_release); }
+      } pending{pending_, vec};
+      return body(vec);
+    });
   }
-  std::vector<int> every_env(size_t count) {
-    const int n = get().num_envs();
-    if (count != static_cast<size_t>(n)) {
-      throw std::invalid_argument("without env_ids, one value per env is needed (" + std::to_string(n) + "), got " +
-                                  std::to_string(count));
-    }
-    std::vector<int> ids(count);
-    for (size_t i = 0; i < count; ++i) ids[i] = static_cast<int>(i);
-    return ids;
+  void check_open() const {
+    if (hold_->closed()) throw std::runtime_error("the engine is closed");
   }
-  std::vector<int> to_ids(const IdArray& env_ids) {
-    const int n = get().num_envs();
-    if (env_ids.ndim() != 1) throw std::invalid_argument("env_ids must be a 1-d array");
-    std::vector<int> ids;
-    for (py::ssize_t k = 0; k < env_ids.shape(0); ++k) {
-      const int64_t i = env_ids.at(k);
-      if (i < 0 || i >= n) {
-        throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " + std::to_string(n) + ")");
-      }
-      ids.push_back(static_cast<int>(i));
-    }
-    return ids;
+  /// The caller's array for a batch of every env (SB3 keeps the last one), made with the GIL when the
+  /// vectorizer asks for it and kept in `holder` until recv.
+  RowsFor rows_into(py::object& holder) {
+    return [this, &holder](size_t rows) {
+      py::gil_scoped_acquire acquire;
+      auto obs = new_array<uint8_t>(batch_shape(static_cast<py::ssize_t>(rows)));
+      holder = obs;
+      return obs.mutable_data();
+    };
   }
-  /// A fresh array for a batch of every env (SB3 keeps the last one), kept in `holder` until recv.
-  uint8_t* allocate(py::object& holder, size_t rows) {
-    auto obs = new_array<uint8_t>(batch_shape(static_cast<py::ssize_t>(rows)));
-    holder = obs;
-    return obs.mutable_data();
-  }
-  std::vector<py::ssize_t> batch_shape(py::ssize_t n) {
-    std::vector<py::ssize_t> shape = obs_shape();
+  std::vector<py::ssize_t> batch_shape(py::ssize_t n) const {
+    std::vector<py::ssize_t> shape = obs_shape_;
     shape.insert(shape.begin(), n);
     return shape;
   }
 
-  py::object pending_obs_ = py::none();  // declared first: destroyed after the engine's threads
-  std::unique_ptr<Vectorizer> vec_;
-  int waiting_ = 0;                // calls waiting on the engine with the GIL released
-  bool close_requested_ = false;   // close() came during such a wait: the waiting call frees it
+  py::object pending_obs_ = py::none();  // the rows the workers write a batch of every env into
+  std::shared_ptr<VectorizerHold> hold_;  // shared with the XLA registry (weakly)
+  std::atomic<bool> pending_{false};
+  int num_envs_ = 0, num_threads_ = 0, batch_size_ = 0;
+  std::vector<py::ssize_t> obs_shape_;
 };
 
 }  // namespace sb3ale

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -22,52 +23,35 @@ namespace sb3ale::xla {
 
 namespace {
 
-/// One registered engine. The mutex serialises the handlers and forget(): an engine is never
-/// destroyed under a running handler.
-struct Slot {
-  std::mutex mutex;
-  Vectorizer* engine = nullptr;  // null once forgotten
-};
-
+// Weak: a handle keeps no engine alive; a closed one is found closed, a destroyed one not at all.
 std::mutex registry_mutex;
-std::unordered_map<uint64_t, std::shared_ptr<Slot>> slots;
+std::unordered_map<uint64_t, std::weak_ptr<VectorizerHold>> holds;
 uint64_t next_handle = 1;  // 0 is never a handle: an all-zero buffer is an obvious mistake
 
-std::shared_ptr<Slot> find(uint64_t handle) {
+std::shared_ptr<VectorizerHold> find(uint64_t handle) {
   std::lock_guard<std::mutex> lock(registry_mutex);
-  const auto it = slots.find(handle);
-  return it == slots.end() ? nullptr : it->second;
+  const auto it = holds.find(handle);
+  return it == holds.end() ? nullptr : it->second.lock();
 }
 
 }  // namespace
 
-uint64_t handle_for(Vectorizer& engine) {
+uint64_t handle_for(const std::shared_ptr<VectorizerHold>& hold) {
   std::lock_guard<std::mutex> lock(registry_mutex);
-  for (const auto& [handle, slot] : slots) {
-    if (slot->engine == &engine) return handle;
+  for (const auto& [handle, known] : holds) {
+    if (known.lock() == hold) return handle;
   }
   const uint64_t handle = next_handle++;
-  auto slot = std::make_shared<Slot>();
-  slot->engine = &engine;
-  slots.emplace(handle, std::move(slot));
+  holds.emplace(handle, hold);
   return handle;
 }
 
-void forget(const Vectorizer* engine) {
-  std::shared_ptr<Slot> found;
-  {
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    for (auto it = slots.begin(); it != slots.end(); ++it) {
-      if (it->second->engine == engine) {
-        found = it->second;
-        slots.erase(it);
-        break;
-      }
-    }
+void forget(const VectorizerHold* hold) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (auto it = holds.begin(); it != holds.end();) {
+    const std::shared_ptr<VectorizerHold> known = it->second.lock();
+    it = (!known || known.get() == hold) ? holds.erase(it) : std::next(it);
   }
-  if (!found) return;
-  std::lock_guard<std::mutex> lock(found->mutex);  // a handler holding the slot finishes first
-  found->engine = nullptr;
 }
 
 #ifdef SB3_ALE_VEC_XLA_FFI
@@ -78,7 +62,9 @@ namespace {
 
 constexpr size_t kHandleBytes = sizeof(uint64_t);
 
-/// Runs `body` on the engine that `handle` names, holding its slot; errors become FFI errors.
+/// Runs `body` on the engine that `handle` names, as its one caller from the send to the recv
+/// (VectorizerHold::use: a Python call meanwhile is refused, a close() waits for the end); errors
+/// become FFI errors.
 template <typename Body>
 ffi::Error with_engine(const ffi::Buffer<ffi::U8>& handle, ffi::Result<ffi::Buffer<ffi::U8>>& new_handle,
                        Body body) {
@@ -90,16 +76,15 @@ ffi::Error with_engine(const ffi::Buffer<ffi::U8>& handle, ffi::Result<ffi::Buff
   uint64_t id = 0;
   std::memcpy(&id, handle.typed_data(), kHandleBytes);
   std::memcpy(new_handle->typed_data(), handle.typed_data(), kHandleBytes);  // same env, a new value
-  const std::shared_ptr<Slot> slot = find(id);
-  if (!slot) {
+  const std::shared_ptr<VectorizerHold> hold = find(id);
+  if (!hold) {
     return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
                       "sb3_ale_vec: this handle names no open env (the env was closed, or the handle is not one "
                       "that xla() returned)");
   }
-  std::lock_guard<std::mutex> lock(slot->mutex);
-  if (slot->engine == nullptr) return ffi::Error(ffi::ErrorCode::kFailedPrecondition, "sb3_ale_vec: the env is closed");
+  if (hold->closed()) return ffi::Error(ffi::ErrorCode::kFailedPrecondition, "sb3_ale_vec: the env is closed");
   try {
-    return body(*slot->engine);
+    return hold->use(body);
   } catch (const std::exception& e) {
     return ffi::Error::InvalidArgument(std::string("sb3_ale_vec: ") + e.what());
   } catch (...) {

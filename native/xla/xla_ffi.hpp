@@ -3,17 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
-#include "core/vectorizer.hpp"
+#include "core/vectorizer_hold.hpp"
 
 namespace sb3ale::xla {
 
-/// The handle of `engine`, registered on first use. Ids are never reused, so a handle kept after
+/// The handle of an engine, registered on first use. Ids are never reused, so a handle kept after
 /// its engine closed names nothing rather than another engine.
-uint64_t handle_for(Vectorizer& engine);
-/// Unregisters `engine` (no-op if it never was); waits for a handler that is using it. Call before
-/// destroying the engine.
-void forget(const Vectorizer* engine);
+uint64_t handle_for(const std::shared_ptr<VectorizerHold>& hold);
+/// Unregisters an engine (no-op if it never was), at its close; a target running on it finishes
+/// first (the hold destroys the engine as that call leaves).
+void forget(const VectorizerHold* hold);
 
 /// Whether this build has the handlers (the XLA FFI headers were found at build time).
 bool available();

@@ -80,8 +80,10 @@ class PyVectorizer {
     const std::vector<int> ids = env_ids ? to_ids(*env_ids, num_envs_) : every_env(seeds.size(), num_envs_);
     py::object fresh = py::none();
     // Steps still in flight finish first; their results are dropped.
-    drive([&](Vectorizer& vec) { vec.send_reset(ids, seeds, rows_into(fresh)); });
-    pending_obs_ = fresh;
+    drive([&](Vectorizer& vec) {
+      vec.send_reset(ids, seeds, rows_into(fresh));
+      keep_rows(fresh);
+    });
   }
 
   void send(const IdArray& actions, const std::optional<IdArray>& env_ids, const std::optional<FloatArray>& strengths) {
@@ -97,8 +99,10 @@ class PyVectorizer {
       std::copy(strengths->data(), strengths->data() + strengths->shape(0), strength.begin());
     }
     py::object fresh = py::none();
-    drive([&](Vectorizer& vec) { vec.send(std::move(ids), copy, strength, rows_into(fresh)); });
-    pending_obs_ = fresh;
+    drive([&](Vectorizer& vec) {
+      vec.send(std::move(ids), copy, strength, rows_into(fresh));
+      keep_rows(fresh);
+    });
   }
 
   /// Waits for the next batch and returns it whole, as one dict of arrays (row k is env env_id[k]):
@@ -107,7 +111,7 @@ class PyVectorizer {
   py::dict recv() {
     check_open();
     // Python objects live out here: created and dropped with the GIL held.
-    py::object obs = pending_obs_;
+    py::object obs = py::none();
     std::optional<Columns> columns;
     std::string error;
     std::vector<int> failed;
@@ -118,11 +122,15 @@ class PyVectorizer {
                                  "waited for its results: they are lost");
       }
       uint8_t* gather = nullptr;
-      if (!vec.in_place()) {
+      {
         py::gil_scoped_acquire acquire;
-        auto gathered = new_array<uint8_t>(batch_shape(vec.expected()));
-        gather = gathered.mutable_data();
-        obs = gathered;
+        if (vec.in_place()) {
+          obs = pending_obs_;  // the rows of the send this batch is of; no other call in between
+        } else {
+          auto gathered = new_array<uint8_t>(batch_shape(vec.expected()));
+          gather = gathered.mutable_data();
+          obs = gathered;
+        }
       }
       const std::vector<Row> rows = vec.recv(gather, error);
       const auto finals = static_cast<py::ssize_t>(
@@ -135,8 +143,8 @@ class PyVectorizer {
       for (const Row& r : rows) {
         if (r.failed) failed.push_back(r.env_id);
       }
+      forget_rows();  // (`obs` holds them now)
     });
-    pending_obs_ = py::none();
     py::dict batch = columns->to_dict();
     batch["obs"] = obs;
     batch["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
@@ -241,6 +249,16 @@ class PyVectorizer {
       holder = obs;
       return obs.mutable_data();
     };
+  }
+  /// The rows a send's workers write into, kept until recv: set by the engine's caller only, so a
+  /// batch in flight never loses its array (a refused send leaves the one before as it was).
+  void keep_rows(const py::object& rows) {
+    py::gil_scoped_acquire acquire;
+    pending_obs_ = rows;
+  }
+  void forget_rows() {
+    py::gil_scoped_acquire acquire;
+    pending_obs_ = py::none();
   }
   std::vector<py::ssize_t> batch_shape(py::ssize_t n) const {
     std::vector<py::ssize_t> shape = obs_shape_;

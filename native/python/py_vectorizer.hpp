@@ -176,7 +176,7 @@ class PyVectorizer {
 
   py::array_t<uint8_t> screen_rgb(int i) {
     const auto& e = env(i);
-    auto out = new_array<uint8_t>({sb3ale::kScreenHeight, sb3ale::kScreenWidth, 3});
+    auto out = new_array<uint8_t>({e.screen_height(), sb3ale::kScreenWidth, 3});
     e.screen_rgb(out.mutable_data());
     return out;
   }

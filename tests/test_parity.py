@@ -130,13 +130,17 @@ def test_multi_game_batch_equals_one_sb3_pipeline_per_game():
     # (fire reset decided per game, as AtariWrapper decides it), Pooyan's 220 screen rows among 210s.
     games = ["breakout", "pong", "ms_pacman", "space_invaders", "pooyan"]
     env_ids = [f"{camel_name(g)}NoFrameskip-v4" for g in games]
-    ref = DummyVecEnv([lambda i=i: AtariWrapper(Monitor(gym.make(i, full_action_space=True))) for i in env_ids])
+    ref = DummyVecEnv([lambda i=i: AtariWrapper(Monitor(gym.make(i, full_action_space=True, render_mode="rgb_array")))
+                       for i in env_ids])
     ref.seed(3)
     ref = VecTransposeImage(VecFrameStack(ref, 4))
     ours = AleNativeVecEnv(games, len(games), seed=3, full_action_space=True)
     try:
         assert ours.get_attr("game") == games
         assert compare_rollouts(ref, ours, 1500).dones > 0
+        images = ours.get_images()  # each env's own screen: Pooyan's (220, 160, 3) among (210, 160, 3)s
+        assert [i.shape[0] for i in images] == [210] * 4 + [220]
+        assert all(np.array_equal(a, b) for a, b in zip(ref.get_images(), images))
     finally:
         ref.close()
         ours.close()

@@ -13,7 +13,11 @@ namespace {
 class GymnasiumChain : public Chain {
  public:
   GymnasiumChain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes)
-      : Chain(config), config_(config), emu_(emulator), env_(config, emulator), resize_(resizes.get(emu_.screen_height())) {
+      : Chain(config),
+        config_(config),
+        emu_(emulator),
+        env_(config, emulator),
+        resize_(resizes.get(emu_.screen_height())) {
     const size_t size = emu_.screen_pixels() * static_cast<size_t>(config_.channels());
     buffer_[0].assign(size, 0);
     buffer_[1].assign(size, 0);

@@ -15,7 +15,11 @@ constexpr int kNoop = 0;  // EpisodicLifeEnv's NOOP step, FireResetEnv's FIRE (1
 class Sb3Chain : public Chain {
  public:
   Sb3Chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes)
-      : Chain(config), config_(config), emu_(emulator), env_(config, emulator), resize_(resizes.get(emu_.screen_height())) {
+      : Chain(config),
+        config_(config),
+        emu_(emulator),
+        env_(config, emulator),
+        resize_(resizes.get(emu_.screen_height())) {
     const size_t pixels = emu_.screen_pixels();  // the ROM's, loaded by env_
     pool_[0].assign(pixels, 0);  // MaxAndSkipEnv starts from np.zeros; palette index 0 is black
     pool_[1].assign(pixels, 0);

@@ -237,7 +237,8 @@ class SB3Contract:
         return list(self._action_meanings)
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        """The current RGB screen of every env, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
+        """The current RGB screen of every env, ``(rows, 160, 3)`` with its ROM's rows (210 for most, up to
+        250), as ``AtariEnv.render()``: one array per env, as ``DummyVecEnv``'s."""
         if self.render_mode != "rgb_array":  # as SB3's DummyVecEnv
             warnings.warn(f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array`"
                           " to obtain images.")

@@ -145,14 +145,14 @@ def test_taller_screens_equal_gymnasium(game):
 
 
 def test_a_batch_of_mixed_screen_heights_equals_one_reference_env_per_game():
-    # Pong's 210 rows, Carnival's 214 and Pooyan's 220 in one engine (one resize per height); render()
-    # gives each env its own screen, as SyncVectorEnv's tuple of AtariEnv.render()s.
-    games = ["pong", "carnival", "pooyan"]
-    kwargs = {"full_action_space": True, "max_num_frames_per_episode": 300, "render_mode": "rgb_array"}
+    # Pong's 210 rows and Pooyan's 220 in one engine (one resize per height); render() gives each env
+    # its own screen, as SyncVectorEnv's tuple of AtariEnv.render()s.
+    games = ["pong", "pooyan"]
+    kwargs = {"full_action_space": True, "max_num_frames_per_episode": 200, "render_mode": "rgb_array"}
     ref, ours = make_reference(games, SAME, **kwargs), make_ours(games, SAME, **kwargs)
     try:
-        assert compare(ref, ours, 100) > 0
-        assert [s.shape for s in ours.render()] == [(210, 160, 3), (214, 160, 3), (220, 160, 3)]
+        assert compare(ref, ours, 60) > 0
+        assert [s.shape for s in ours.render()] == [(210, 160, 3), (220, 160, 3)]
         assert_equal(ref.render(), ours.render(), "render")
     finally:
         ref.close()

@@ -5,8 +5,7 @@
 
 namespace sb3ale {
 
-constexpr int kScreenHeight = 210;  ///< every ALE game renders 210 x 160
-constexpr int kScreenWidth = 160;
+constexpr int kScreenWidth = 160;  ///< every ALE game's screen; its height is the ROM's (210 to 250 rows)
 
 /// Whose preprocessing chain an env reproduces, step for step.
 enum class Preset : int {

@@ -142,7 +142,7 @@ class NativeVectorizer:
         return batch
 
     def screens(self) -> list[np.ndarray]:
-        """Every env's current RGB screen, (210, 160, 3)."""
+        """Every env's current RGB screen, ``(rows, 160, 3)`` with its ROM's rows (210 for most, up to 250)."""
         engine = self.live()
         return [engine.screen_rgb(i) for i in range(self.num_envs)]
 

@@ -6,7 +6,7 @@ import difflib
 import re
 from functools import lru_cache
 
-from ale_py import roms
+from ale_py import ALEInterface, roms
 
 # "ALE/Breakout-v5", "BreakoutNoFrameskip-v4", "Breakout-ramDeterministic-v4" -> "Breakout"
 _ID_DECORATION = re.compile(r"^ALE/|(-ram)?(NoFrameskip|Deterministic)?(-v\d+)?$")
@@ -41,8 +41,16 @@ def camel_name(rom: str) -> str:
 
 
 def rom_path(rom: str) -> str:
-    """The ROM file shipped in the installed ale-py wheel (its MD5 checked by ale-py)."""
+    """The ROM file shipped in the installed ale-py wheel (its MD5 checked by ale-py).
+
+    :raises ValueError: for a ROM ALE does not run (checked here, before an engine starts a thread).
+    """
     path = roms.get_rom_path(rom)
     if path is None:
         raise ValueError(f"ale-py has no ROM for {rom!r}")
+    # ale-py ships a few ROMs (combat, joust, maze_craze, warlords) whose MD5 ALE knows no game for:
+    # it registers no gymnasium id for them, and its loadROM would end the process.
+    if not ALEInterface.isSupportedROM(str(path)):
+        raise ValueError(f"ALE does not run {rom!r}: ale-py ships its ROM, but ALE supports no game with its "
+                         "MD5 (ale-py registers no environment for it either)")
     return str(path)

@@ -16,11 +16,22 @@ from sb3_ale_vec.games import camel_name
 gym.register_envs(ale_py)
 
 
+def no_frameskip_id(game: str) -> tuple[str, dict]:
+    """``"<Game>NoFrameskip-v4"``; for the ROMs ale-py registers no v4 id for (Klax, Pac-Man, ...), its v5
+    id and the v4 id's settings, to pass as env_kwargs."""
+    v4 = f"{camel_name(game)}NoFrameskip-v4"
+    if v4 in gym.registry:
+        return v4, {}
+    return f"ALE/{camel_name(game)}-v5", {k: gym.registry["PongNoFrameskip-v4"].kwargs[k]
+                                          for k in ("frameskip", "repeat_action_probability", "full_action_space")}
+
+
 def make_reference(game: str, n_envs: int, seed: int, channels_last: bool = False, env_kwargs=None,
                    wrapper_kwargs=None) -> VecEnv:
     """``VecTransposeImage(VecFrameStack(make_atari_env("<Game>NoFrameskip-v4", ...), 4))``."""
-    env = VecFrameStack(make_atari_env(f"{camel_name(game)}NoFrameskip-v4", n_envs=n_envs, seed=seed,
-                                       env_kwargs=env_kwargs, wrapper_kwargs=wrapper_kwargs), 4)
+    env_id, settings = no_frameskip_id(game)
+    env = VecFrameStack(make_atari_env(env_id, n_envs=n_envs, seed=seed, env_kwargs={**settings, **(env_kwargs or {})},
+                                       wrapper_kwargs=wrapper_kwargs), 4)
     return env if channels_last else VecTransposeImage(env)
 
 

@@ -14,6 +14,7 @@ import pytest
 from ale_py.vector_env import AtariVectorEnv as Reference
 from gymnasium.vector import AutoresetMode
 
+from all_roms import TALL
 from compare import assert_equal
 from sb3_ale_vec import AtariVectorEnv
 
@@ -99,6 +100,14 @@ def test_defaults_equal_ale_py(game, mode):
 @pytest.mark.slow
 def test_settings_equal_ale_py(game, settings):
     run(game, 400, **settings)
+
+
+# Gray at 84x84 (the float area pass), and RGB at half the 250-row screens (integer blocks there).
+@pytest.mark.parametrize("settings", [{}, {"grayscale": False, "img_height": 125, "img_width": 80}])
+@pytest.mark.parametrize("game", TALL)
+@pytest.mark.slow  # the ROMs with screens of 214 to 250 rows: about 1 s each
+def test_taller_screens_equal_ale_py(game, settings):
+    run(game, 300, num_envs=2, max_num_frames_per_episode=600, **settings)
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])

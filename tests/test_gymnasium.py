@@ -14,6 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
+from all_roms import TALL
 from compare import assert_equal
 from sb3_ale_vec import AleVectorEnv, EngineError, _testing
 from sb3_ale_vec.games import camel_name
@@ -22,7 +23,7 @@ gym.register_envs(ale_py)
 
 NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
 ENV_KEYS = ("repeat_action_probability", "full_action_space", "continuous", "max_num_frames_per_episode", "mode",
-            "difficulty")
+            "difficulty", "render_mode")
 PRE_KEYS = ("noop_max", "terminal_on_life_loss", "grayscale_obs", "frame_skip", "screen_size")
 
 
@@ -135,6 +136,27 @@ def test_reset_mask_resets_only_the_masked_envs():
 @pytest.mark.slow
 def test_multi_game_batch_equals_one_reference_env_per_game():
     run(["breakout", "pong", "ms_pacman"], SAME, 500, full_action_space=True)
+
+
+@pytest.mark.parametrize("game", TALL)
+@pytest.mark.slow  # the ROMs with screens of 214 to 250 rows: about 2 s each
+def test_taller_screens_equal_gymnasium(game):
+    assert run([game] * 2, SAME, 300, max_num_frames_per_episode=600) > 0
+
+
+def test_a_batch_of_mixed_screen_heights_equals_one_reference_env_per_game():
+    # Pong's 210 rows and Pooyan's 220 in one engine (one resize per height); render() gives each env
+    # its own screen, as SyncVectorEnv's tuple of AtariEnv.render()s.
+    games = ["pong", "pooyan"]
+    kwargs = {"full_action_space": True, "max_num_frames_per_episode": 200, "render_mode": "rgb_array"}
+    ref, ours = make_reference(games, SAME, **kwargs), make_ours(games, SAME, **kwargs)
+    try:
+        assert compare(ref, ours, 60) > 0
+        assert [s.shape for s in ours.render()] == [(210, 160, 3), (220, 160, 3)]
+        assert_equal(ref.render(), ours.render(), "render")
+    finally:
+        ref.close()
+        ours.close()
 
 
 def test_different_action_sets_need_the_full_action_space():

@@ -66,6 +66,24 @@ def test_area_resize_update_equals_a_whole_resize(isa, channels):
             prev, dst = src, ours
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("channels", [1, 3])
+def test_area_resize_of_taller_screens_equals_opencv(isa, channels):
+    # The 13 ROMs with screens of 214, 220, 230 and 250 rows: to 84x84 and other sizes (half of 250
+    # rows: integer blocks; 250 rows from 214: upscaling), whole and row by row (update).
+    rng = np.random.default_rng(channels)
+    for height in (214, 220, 230, 250):
+        for size in [(84, 84), (64, 48), (125, 80), (250, 160)]:
+            prev = rng.integers(0, 256, (height, 160, channels), dtype=np.uint8)
+            dst = _testing._area_resize(prev, *size, isa=isa)
+            expected = cv2.resize(prev, (size[1], size[0]), interpolation=cv2.INTER_AREA).reshape(dst.shape)
+            assert np.array_equal(dst, expected), (height, size)
+            src = prev.copy()
+            src[[0, height // 2, height - 1], rng.integers(0, 160)] ^= np.uint8(1)  # first, middle, last rows
+            expected = cv2.resize(src, (size[1], size[0]), interpolation=cv2.INTER_AREA).reshape(dst.shape)
+            assert np.array_equal(_testing._area_resize_update(src, prev, dst, isa=isa), expected), (height, size)
+
+
 def test_rgb_to_gray_equals_opencv_on_every_colour_sample():
     rng = np.random.default_rng(1)
     rgb = rng.integers(0, 256, (4096, 1, 3), dtype=np.uint8)

@@ -6,11 +6,13 @@ the ALE's lives and frame numbers) and reset_infos must be equal: zero differing
 """
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from stable_baselines3.common.atari_wrappers import AtariWrapper
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack, VecTransposeImage
 
+from all_roms import TALL
 from helpers import compare_rollouts, make_pair
 from sb3_ale_vec import AleNativeVecEnv
 from sb3_ale_vec.games import camel_name
@@ -108,19 +110,37 @@ def test_seeds_make_noop_counts_match():
     assert first_frames[0] != first_frames[1]
 
 
+@pytest.mark.parametrize("game", TALL)
+@pytest.mark.slow  # the ROMs with screens of 214 to 250 rows: about 3 s each
+def test_taller_screens(game):
+    ref, ours = make_pair(game, n_envs=2, seed=4, max_frames=1000)
+    try:
+        assert compare_rollouts(ref, ours, 400).dones > 0
+        assert ref.get_attr("spec")[0].id == ours.get_attr("spec")[0].id  # v5's where ale-py has no v4 id
+        for a, b in zip(ref.get_images(), ours.get_images()):  # the screen's own rows, as AtariEnv.render()
+            assert a.shape == b.shape and np.array_equal(a, b)
+    finally:
+        ref.close()
+        ours.close()
+
+
 @pytest.mark.slow
 def test_multi_game_batch_equals_one_sb3_pipeline_per_game():
     # One ROM per env, all 18 actions: each env must be SB3's AtariWrapper chain for its own game
-    # (fire reset decided per game, as AtariWrapper decides it).
-    games = ["breakout", "pong", "ms_pacman", "space_invaders"]
+    # (fire reset decided per game, as AtariWrapper decides it), Pooyan's 220 screen rows among 210s.
+    games = ["breakout", "pong", "ms_pacman", "space_invaders", "pooyan"]
     env_ids = [f"{camel_name(g)}NoFrameskip-v4" for g in games]
-    ref = DummyVecEnv([lambda i=i: AtariWrapper(Monitor(gym.make(i, full_action_space=True))) for i in env_ids])
+    ref = DummyVecEnv([lambda i=i: AtariWrapper(Monitor(gym.make(i, full_action_space=True, render_mode="rgb_array")))
+                       for i in env_ids])
     ref.seed(3)
     ref = VecTransposeImage(VecFrameStack(ref, 4))
-    ours = AleNativeVecEnv(games, 4, seed=3, full_action_space=True)
+    ours = AleNativeVecEnv(games, len(games), seed=3, full_action_space=True)
     try:
         assert ours.get_attr("game") == games
         assert compare_rollouts(ref, ours, 1500).dones > 0
+        images = ours.get_images()  # each env's own screen: Pooyan's (220, 160, 3) among (210, 160, 3)s
+        assert [i.shape[0] for i in images] == [210] * 4 + [220]
+        assert all(np.array_equal(a, b) for a, b in zip(ref.get_images(), images))
     finally:
         ref.close()
         ours.close()

@@ -14,10 +14,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.vector_env import AtariVectorEnv
+from all_roms import TALL
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
-from helpers import assert_same_infos, compare_rollouts, make_pair
+from helpers import assert_same_infos, compare_rollouts, make_pair, no_frameskip_id
 from stable_baselines3.common.atari_wrappers import AtariWrapper
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
@@ -30,7 +31,8 @@ SAME = AutoresetMode.SAME_STEP
 
 
 @pytest.mark.parametrize("game, kwargs", [("breakout", {}), ("ms_pacman", {"grayscale": False}),
-                                          ("pong", {"max_num_frames_per_episode": 400})])
+                                          ("pong", {"max_num_frames_per_episode": 400}),
+                                          *[(g, {"max_num_frames_per_episode": 400}) for g in TALL]])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymnasiums_chain(game, kwargs):
     def make():
@@ -56,19 +58,20 @@ def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymna
     ours.close()
 
 
+@pytest.mark.parametrize("game", ["breakout", *TALL])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env():
+def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env(game):
     # What a DummyVecEnv of ALE's env would return: the step's info, and the reset's in reset_infos.
-    kwargs = {"episodic_life": True, "max_num_frames_per_episode": 2000}
-    ref = AtariVectorEnv("breakout", 3, autoreset_mode=SAME, **kwargs)
-    ours = AleNativeVecEnv("breakout", 3, seed=9, preset="ale", **kwargs)
+    kwargs = {"episodic_life": True, "max_num_frames_per_episode": 2000 if game == "breakout" else 600}
+    ref = AtariVectorEnv(game, 3, autoreset_mode=SAME, **kwargs)
+    ours = AleNativeVecEnv(game, 3, seed=9, preset="ale", **kwargs)
     o1, info = ref.reset(seed=9)
     assert np.array_equal(o1, ours.reset())
     keys = ("lives", "episode_frame_number", "frame_number")
     assert ours.reset_infos == [{k: int(info[k][i]) for k in keys} for i in range(3)]
     rng, ends = np.random.default_rng(1), 0
     for t in range(400):
-        actions = rng.integers(0, 4, 3)
+        actions = rng.integers(0, ours.action_space.n, 3)
         (o1, r1, term, trunc, info), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
         assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and np.array_equal(term | trunc, d2), t
         for i in range(3):
@@ -85,17 +88,19 @@ def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env():
     ours.close()
 
 
+@pytest.mark.parametrize("game, frames", [("space_invaders", 108_000), *[(g, 600) for g in TALL]])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, SAME])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode):
-    ref = AtariVectorEnv("space_invaders", 3, autoreset_mode=mode, episodic_life=True)
-    ours = AleVectorEnv("space_invaders", 3, preset="ale", autoreset_mode=mode, episodic_life=True)
+def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode, game, frames):
+    kwargs = {"episodic_life": True, "max_num_frames_per_episode": frames}
+    ref = AtariVectorEnv(game, 3, autoreset_mode=mode, **kwargs)
+    ours = AleVectorEnv(game, 3, preset="ale", autoreset_mode=mode, **kwargs)
     keys = ("lives", "episode_frame_number", "frame_number")
     (o1, i1), (o2, i2) = ref.reset(seed=2), ours.reset(seed=2)
     assert np.array_equal(o1, o2) and all(np.array_equal(i1[k], i2[k]) for k in keys)
     rng, ends = np.random.default_rng(2), 0
     for t in range(400):
-        actions = rng.integers(0, 6, 3)
+        actions = rng.integers(0, ours.single_action_space.n, 3)
         (o1, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2) = ref.step(actions), ours.step(actions)
         assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and r2.dtype == np.float64, t
         assert np.array_equal(te1, te2) and np.array_equal(tr1, tr2), t
@@ -109,17 +114,22 @@ def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode)
     ours.close()
 
 
+@pytest.mark.parametrize("game", ["breakout", *TALL])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_atari_wrapper():
+def test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_atari_wrapper(game):
+    env_id, settings = no_frameskip_id(game)
+    frames = 108_000 if game == "breakout" else 800
+
     def make():
-        return FrameStackObservation(AtariWrapper(gym.make("BreakoutNoFrameskip-v4")), 4, padding_type="zero")
+        env = gym.make(env_id, max_num_frames_per_episode=frames, **settings)
+        return FrameStackObservation(AtariWrapper(env), 4, padding_type="zero")
     ref = SyncVectorEnv([make] * 3, autoreset_mode=SAME)
-    ours = AleVectorEnv("breakout", 3, preset="sb3", autoreset_mode=SAME)
+    ours = AleVectorEnv(game, 3, preset="sb3", autoreset_mode=SAME, max_num_frames_per_episode=frames)
     (o1, _), (o2, _) = ref.reset(seed=4), ours.reset(seed=4)
     assert np.array_equal(o1[..., 0], o2)
     rng, ends = np.random.default_rng(4), 0
     for t in range(400):
-        actions = rng.integers(0, 4, 3)
+        actions = rng.integers(0, ours.single_action_space.n, 3)
         (o1, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2) = ref.step(actions), ours.step(actions)
         assert np.array_equal(o1[..., 0], o2) and np.array_equal(r1, r2), t
         assert np.array_equal(te1, te2) and np.array_equal(tr1, tr2), t

@@ -9,8 +9,10 @@ import time
 
 import numpy as np
 import pytest
+from ale_py import roms
+from all_roms import ROMS
 
-from sb3_ale_vec import AleNativeVecEnv, EngineError, _engine, _testing
+from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, EngineError, _engine, _testing
 
 
 def _python(code, **kwargs):
@@ -105,6 +107,18 @@ def test_many_engines_leak_no_threads_and_no_memory():
         cycle()
     assert _threads() == threads
     assert _rss_kib() - rss < 16 * 1024, "resident memory grew by more than 16 MiB over 60 engines"
+
+
+@pytest.mark.parametrize("front_end", [AleNativeVecEnv, AleVectorEnv, AtariVectorEnv])
+def test_roms_ale_does_not_run_are_refused_by_name_before_an_engine_starts(front_end, monkeypatch):
+    # ale-py ships a few ROMs ALE knows no game for (its loadROM would end the process): a ValueError
+    # naming the ROM, raised before any engine (and so any thread) exists.
+    refused = sorted(set(roms.get_all_rom_ids()) - set(ROMS))
+    assert refused
+    monkeypatch.setattr(_engine, "Vectorizer", lambda *args, **kwargs: pytest.fail("an engine was built"))
+    for rom in refused:
+        with pytest.raises(ValueError, match=f"ALE does not run '{rom}'"):
+            front_end(rom, 2)
 
 
 def test_missing_and_corrupt_roms(tmp_path, monkeypatch):

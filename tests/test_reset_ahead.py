@@ -12,8 +12,9 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from ale_py import ALEInterface, LoggerMode, roms
+from ale_py import ALEInterface, roms
 from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
+from all_roms import ROMS, TALL_SCREENS, screen_height
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from helpers import resets_replayed, resets_taken, swapping
@@ -23,9 +24,6 @@ from test_gymnasium import compare
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, EngineError, _testing
 from sb3_ale_vec.games import camel_name, rom_path
 
-ALEInterface.setLoggerMode(LoggerMode.Error)
-# ale-py ships ROMs that ALE itself refuses (loading one ends the process): neither reference runs them.
-ROMS = [r for r in roms.get_all_rom_ids() if ALEInterface.isSupportedROM(str(roms.get_rom_path(r)))]
 STICKY = 0.25
 
 
@@ -89,12 +87,8 @@ def test_sb3_preset_equals_with_and_without():
 
 def _against_ale_py(game: str, steps: int, seed: int = 3, n: int = 2, reseed_at: int | None = None, **kwargs):
     """ale-py's own AtariVectorEnv and ours, the same seeds and actions, every step equal; ours swaps.
-    Returns our resets taken from the spare, or None where our engine refuses the ROM."""
-    try:
-        ours = swapping(AtariVectorEnv(game, n, num_threads=2, **kwargs))
-    except (RuntimeError, ValueError) as e:  # the taller screens this engine does not run yet (issue 36)
-        assert "screen size" in str(e), e
-        return None
+    Returns our resets taken from the spare."""
+    ours = swapping(AtariVectorEnv(game, n, num_threads=2, **kwargs))
     ref = AlePyVectorEnv(game, n, num_threads=2, **kwargs)
     try:
         rng = np.random.default_rng(seed)
@@ -124,9 +118,8 @@ def test_every_rom_with_sticky_actions_equals_ale_py_and_swaps_where_allowed(gam
     # A 160-frame limit: an episode ends every 40 steps, so each env resets three times in 150 steps.
     kwargs = dict(repeat_action_probability=STICKY, max_num_frames_per_episode=160)
     taken = _against_ale_py(game, 150, **kwargs)
-    if taken is not None:
-        # The first two prepared resets of a ROM are made for real and compared; the four after swap.
-        assert (taken > 0) == (_verdict(game, **kwargs) == ""), (game, taken, _verdict(game, **kwargs))
+    # The first two prepared resets of a ROM are made for real and compared; the four after swap.
+    assert (taken > 0) == (_verdict(game, **kwargs) == ""), (game, taken, _verdict(game, **kwargs))
 
 
 def _modes(game: str) -> tuple[int, int, int] | None:
@@ -162,12 +155,7 @@ def test_non_default_modes_and_difficulties_equal_gymnasium(game):
         return FrameStackObservation(AtariPreprocessing(env, noop_max=noop_max), 4, padding_type="zero")
 
     ref = SyncVectorEnv([one, one])
-    try:
-        ours = swapping(AleVectorEnv(game, 2, noop_max=noop_max, **kwargs))
-    except (RuntimeError, ValueError) as e:  # the taller screens this engine does not run yet (issue 36)
-        assert "screen size" in str(e), e
-        ref.close()
-        return
+    ours = swapping(AleVectorEnv(game, 2, noop_max=noop_max, **kwargs))
     try:
         assert compare(ref, ours, 150) > 0
         taken = resets_taken(ours)
@@ -226,11 +214,15 @@ def test_what_the_probe_refuses_and_why():
     assert "draws the environment RNG" in _verdict("berzerk", repeat_action_probability=STICKY)
 
 
-@pytest.mark.slow  # two probes of every ROM ALE runs
-def test_the_verdict_table_in_the_docs_is_rederived():
+@pytest.mark.slow  # two probes of every ROM ALE runs: about 2 minutes
+def test_the_verdict_and_rom_tables_in_the_docs_are_rederived():
     path = Path(__file__).parents[1] / "tools" / "reset_verdicts.py"
     spec = importlib.util.spec_from_file_location("reset_verdicts", path)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     docs = (Path(__file__).parents[1] / "docs" / "faithfulness.md").read_text()
     assert tool.table() in docs
+    assert tool.roms_table() in docs
+    # The taller screens' tests run the ROMs ALE gives more than 210 rows, and all of them.
+    heights = {rom: screen_height(rom) for rom in ROMS}
+    assert {rom: h for rom, h in heights.items() if h != 210} == TALL_SCREENS

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, _testing
+from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, _engine, _testing
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -134,11 +134,21 @@ def test_pending_and_render_from_another_thread_are_synchronised():
     watcher = threading.Thread(target=watch)
     watcher.start()
     for _ in range(60):
-        env.step(np.ones(2, dtype=np.int64))
+        _retrying(env.step_async, np.ones(2, dtype=np.int64))
+        _retrying(env.step_wait)  # a refused step_wait took nothing: the step is still there to receive
     stop.set()
     watcher.join()
     assert seen and env.get_images()[0].shape == (210, 160, 3)
     env.close()
+
+
+def _retrying(call, *args):
+    """call(*args), again while the engine refuses it as busy (EngineBusy: nothing was consumed)."""
+    while True:
+        try:
+            return call(*args)
+        except _engine.EngineBusy:
+            time.sleep(0.0005)
 
 
 @pytest.mark.tsan

@@ -50,10 +50,12 @@ def test_ale_py_xla_suite_passes_unchanged_against_the_drop_in(tmp_path):
     assert drop_in_was_tested(result.stdout), result.stdout[-1000:]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"continuous": True}, {"grayscale": False, "stack_num": 2}])
+@pytest.mark.parametrize("game, kwargs", [("breakout", {}), ("breakout", {"continuous": True}),
+                                          ("breakout", {"grayscale": False, "stack_num": 2}),
+                                          ("pooyan", {}), ("pacman", {"grayscale": False})])  # 220, 250 rows
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_equal_to_ale_pys_own_xla_inside_jit_and_scan(kwargs):
-    game, n, steps, seeds = "breakout", 3, 150, np.array([5, 6, 7])
+def test_equal_to_ale_pys_own_xla_inside_jit_and_scan(game, kwargs):
+    n, steps, seeds = 3, 150, np.array([5, 6, 7])
     ours, theirs = AtariVectorEnv(game, n, **kwargs), ale_py.AtariVectorEnv(game, num_envs=n, **kwargs)
     results = []
     actions = np.stack([ours.action_space.sample() for _ in range(steps)])

@@ -1,15 +1,17 @@
 """The resets-ahead verdict of every ROM ale-py ships, in its default mode and difficulty, without and
 with sticky actions: whether its next reset may be computed ahead of time, and if not, why not
-(native/env/reset_ahead.cpp's probe, run on a fresh emulator). docs/faithfulness.md holds the table this
-prints; tests/test_reset_ahead.py re-derives it.
+(native/env/reset_ahead.cpp's probe, run on a fresh emulator). docs/faithfulness.md holds the tables this
+prints; tests/test_reset_ahead.py re-derives them.
 
-    python tools/reset_verdicts.py            # the markdown table
+    python tools/reset_verdicts.py            # the markdown table of the ROMs refused
+    python tools/reset_verdicts.py --roms     # every ROM: screen rows, modes, difficulties, resets ahead
     python tools/reset_verdicts.py --modes    # every mode and difficulty: the refused ones
 """
 
 from __future__ import annotations
 
 import argparse
+from functools import lru_cache
 
 from ale_py import ALEInterface, LoggerMode, roms
 
@@ -23,6 +25,7 @@ def supported() -> list[str]:
     return [r for r in roms.get_all_rom_ids() if ALEInterface.isSupportedROM(str(roms.get_rom_path(r)))]
 
 
+@lru_cache(maxsize=None)
 def verdict(rom: str, mode: int = -1, difficulty: int = -1, sticky: float = 0.0) -> str:
     return _testing._probe_reset(str(roms.get_rom_path(rom)), mode, difficulty, sticky)
 
@@ -42,6 +45,24 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def roms_table() -> str:
+    """Every ROM ALE runs: its screen's rows (ALE's, after loading it), its modes and difficulties, and
+    whether its resets are computed ahead (default mode and difficulty); then the ROMs ALE refuses."""
+    ale = ALEInterface()
+    rows = ["| ROM | screen rows | modes | difficulties | resets ahead (sticky actions off / 0.25) |",
+            "|---|---|---|---|---|"]
+    for rom in supported():
+        ale.loadROM(str(roms.get_rom_path(rom)))
+        ahead = " / ".join("no" if verdict(rom, sticky=p) else "yes" for p in (0.0, STICKY))
+        rows.append(f"| {rom} | {ale.getScreen().shape[0]} | {len(ale.getAvailableModes())} | "
+                    f"{len(ale.getAvailableDifficulties())} | {ahead} |")
+    refused = sorted(set(roms.get_all_rom_ids()) - set(supported()))
+    rows.append(f"\nale-py also ships {', '.join(refused)}: ALE knows no game with their MD5s (loading one ends "
+                "the process, and ale-py registers no environment for them), so every front-end refuses them "
+                "with a ValueError naming the ROM before it starts a thread.")
+    return "\n".join(rows)
+
+
 def refused_modes() -> list[tuple[str, int, int, str]]:
     ale, out = ALEInterface(), []
     for rom in supported():
@@ -57,8 +78,10 @@ def refused_modes() -> list[tuple[str, int, int, str]]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modes", action="store_true", help="every mode and difficulty (sticky 0.25): the refused ones")
-    if parser.parse_args().modes:
+    parser.add_argument("--roms", action="store_true", help="every ROM: screen rows, modes, difficulties, resets ahead")
+    args = parser.parse_args()
+    if args.modes:
         for row in refused_modes():
             print(*row, sep="\t")
     else:
-        print(table())
+        print(roms_table() if args.roms else table())

@@ -29,8 +29,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       batch_size_(batch_size == 0 ? static_cast<int>(configs.size()) : batch_size),
       affinity_offset_(thread_affinity_offset),
       obs_size_(static_cast<size_t>(first(configs).obs_size())),
-      resize_(kScreenHeight, kScreenWidth, first(configs).img_height, first(configs).img_width,
-              first(configs).channels()),
+      resizes_(first(configs).img_height, first(configs).img_width, first(configs).channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
             [this](int i) { run_env(i); }) {
   reset_ahead_ = pool_.size() > 1;
@@ -271,14 +270,14 @@ void Engine::run_op(int i) {
   try {
     switch (op.kind) {
       case Op::kBuild:
-        envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
+        envs_[e] = std::make_unique<AtariEnv>(configs_[e], resizes_, palettes_);
         apply_reset_ahead(e);
         break;
       case Op::kReset:
         if (failed_[e]) {  // a fresh emulator, once no background thread prepares the old one's reset
           if (envs_[e]) envs_[e]->cancel_prepare();
           if (background_) background_->drop(i);
-          envs_[e] = std::make_unique<AtariEnv>(configs_[e], resize_, palettes_);
+          envs_[e] = std::make_unique<AtariEnv>(configs_[e], resizes_, palettes_);
           apply_reset_ahead(e);
         }
         envs_[e]->reset(op.seed ? &*op.seed : nullptr, op.out);

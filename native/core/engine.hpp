@@ -14,7 +14,7 @@
 
 #include "env/atari_env.hpp"
 #include "config.hpp"
-#include "frames/frame_ops.hpp"
+#include "frames/resize_cache.hpp"
 #include "core/background.hpp"
 #include "core/task_profile.hpp"
 #include "core/thread_pool.hpp"
@@ -144,7 +144,7 @@ class Engine {
   int batch_size_ = 0;
   int affinity_offset_ = -1;  // the pool's, for the background threads too
   size_t obs_size_ = 0;
-  AreaResize resize_;
+  ResizeCache resizes_;  // one per screen height among the envs' ROMs
   PaletteCache palettes_;  // before envs_: they load their ROMs' palettes from it
   std::vector<std::unique_ptr<AtariEnv>> envs_;
   std::vector<Op> ops_;

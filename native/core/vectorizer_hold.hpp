@@ -12,6 +12,11 @@
 
 namespace sb3ale {
 
+/// A call refused because another is inside: nothing was consumed or changed, so it may be retried.
+struct EngineBusy : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class VectorizerHold {
  public:
   explicit VectorizerHold(std::unique_ptr<Vectorizer> vec) : vec_(std::move(vec)) {}
@@ -54,7 +59,7 @@ class VectorizerHold {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) throw std::runtime_error("the engine is closed");
     if (inside_) {
-      throw std::runtime_error("another call is using this engine right now (another thread, an XLA call, or "
+      throw EngineBusy("another call is using this engine right now (another thread, an XLA call, or "
                                "a signal handler run during a wait): one call at a time");
     }
     inside_ = true;

@@ -4,7 +4,7 @@ namespace sb3ale {
 
 namespace {
 
-std::unique_ptr<Chain> make_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize) {
+std::unique_ptr<Chain> make_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resize) {
   switch (config.preset) {
     case Preset::kGymnasium:
       return make_gymnasium_chain(config, emulator, resize);
@@ -18,7 +18,7 @@ std::unique_ptr<Chain> make_chain(const EnvConfig& config, Emulator& emulator, c
 
 }  // namespace
 
-AtariEnv::AtariEnv(const EnvConfig& config, const AreaResize& resize, PaletteCache& palettes)
+AtariEnv::AtariEnv(const EnvConfig& config, ResizeCache& resize, PaletteCache& palettes)
     : config_(config),
       // The ALE preset counts its frame limit itself; the others leave it to ALE (AtariEnv's option).
       emu_(config_, config_.preset == Preset::kALE ? 0 : config_.max_num_frames_per_episode, palettes),

@@ -11,6 +11,7 @@
 #include "env/emulator.hpp"
 #include "frames/frame_ops.hpp"
 #include "frames/frame_stack.hpp"
+#include "frames/resize_cache.hpp"
 
 namespace sb3ale {
 
@@ -36,8 +37,9 @@ struct StepResult {
 
 class AtariEnv {
  public:
-  /// Loads the ROM (seeded from OS entropy until the first seeded reset, as the references do).
-  AtariEnv(const EnvConfig& config, const AreaResize& resize, PaletteCache& palettes);
+  /// Loads the ROM (seeded from OS entropy until the first seeded reset, as the references do) and
+  /// takes the resize of its screen's height from `resizes`.
+  AtariEnv(const EnvConfig& config, ResizeCache& resizes, PaletteCache& palettes);
 
   /// The preset's reset (seeded when `seed` holds the seed's 32-bit words, least significant
   /// first), a fresh stack, the obs into `obs`.
@@ -56,8 +58,9 @@ class AtariEnv {
     return emu_.info();
   }
   const ResetInfo& reset_info() const { return reset_info_; }
-  /// The current screen as (210, 160, 3) RGB, what AtariEnv.render() returns.
+  /// The current screen as (screen_height(), 160, 3) RGB, what AtariEnv.render() returns.
   void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }
+  int screen_height() const { return emu_.screen_height(); }  ///< the ROM's rows
   const ale::ActionVect& action_set() const { return emu_.action_set(); }
   /// Resets computed ahead of time (ResetAhead): on or off (no prepare may be running), whether a
   /// prepare is due (true once per reset), and the prepare itself (any thread, one at a time).

@@ -10,6 +10,7 @@
 #include "config.hpp"
 #include "env/emulator.hpp"
 #include "frames/frame_ops.hpp"
+#include "frames/resize_cache.hpp"
 
 namespace sb3ale {
 
@@ -39,8 +40,9 @@ class Chain {
   std::vector<uint8_t> frame_;
 };
 
-std::unique_ptr<Chain> make_sb3_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize);
-std::unique_ptr<Chain> make_gymnasium_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize);
-std::unique_ptr<Chain> make_ale_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize);
+/// Each chain loads the ROM, then takes the resize of its screen's height from `resizes`.
+std::unique_ptr<Chain> make_sb3_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes);
+std::unique_ptr<Chain> make_gymnasium_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes);
+std::unique_ptr<Chain> make_ale_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes);
 
 }  // namespace sb3ale

@@ -14,19 +14,23 @@ namespace {
 
 class AleChain : public Chain {
  public:
-  AleChain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize)
+  AleChain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes)
       : Chain(config),
         config_(config),
-        emu_(emulator),
-        resize_(resize),
+        emu_(loaded(emulator)),
+        resize_(resizes.get(emu_.screen_height())),
         rng_(std::random_device{}()),
         noop_dist_(0, config.noop_max > 0 ? config.noop_max - 1 : 0) {
-    // Unseeded, as ALE's own (random_seed -1 there means the clock; here OS entropy).
-    emu_.load(static_cast<int32_t>(std::random_device{}() >> 1));
     fire_ = config_.fire_reset && emu_.has_action(ale::PLAYER_A_FIRE);
-    const size_t size = static_cast<size_t>(kScreenHeight) * kScreenWidth * config_.channels();
+    const size_t size = emu_.screen_pixels() * static_cast<size_t>(config_.channels());
     raw_[0].assign(size, 0);
     raw_[1].assign(size, 0);
+  }
+
+  static Emulator& loaded(Emulator& emulator) {
+    // Unseeded, as ALE's own (random_seed -1 there means the clock; here OS entropy).
+    emulator.load(static_cast<int32_t>(std::random_device{}() >> 1));
+    return emulator;
   }
 
   void reset(const std::vector<uint32_t>* seed) override {
@@ -120,8 +124,8 @@ class AleChain : public Chain {
 
 }  // namespace
 
-std::unique_ptr<Chain> make_ale_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize) {
-  return std::make_unique<AleChain>(config, emulator, resize);
+std::unique_ptr<Chain> make_ale_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes) {
+  return std::make_unique<AleChain>(config, emulator, resizes);
 }
 
 }  // namespace sb3ale

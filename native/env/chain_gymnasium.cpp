@@ -12,9 +12,13 @@ namespace {
 
 class GymnasiumChain : public Chain {
  public:
-  GymnasiumChain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize)
-      : Chain(config), config_(config), emu_(emulator), resize_(resize), env_(config, emulator) {
-    const size_t size = static_cast<size_t>(kScreenHeight) * kScreenWidth * config_.channels();
+  GymnasiumChain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes)
+      : Chain(config),
+        config_(config),
+        emu_(emulator),
+        env_(config, emulator),
+        resize_(resizes.get(emu_.screen_height())) {
+    const size_t size = emu_.screen_pixels() * static_cast<size_t>(config_.channels());
     buffer_[0].assign(size, 0);
     buffer_[1].assign(size, 0);
   }
@@ -77,16 +81,16 @@ class GymnasiumChain : public Chain {
 
   const EnvConfig& config_;
   Emulator& emu_;
+  GymAtariEnv env_;            // before resize_: it loads the ROM, which says the screen's height
   const AreaResize& resize_;
-  GymAtariEnv env_;
   std::vector<uint8_t> buffer_[2];  // AtariPreprocessing.obs_buffer: gray or RGB values
   int lives_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Chain> make_gymnasium_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize) {
-  return std::make_unique<GymnasiumChain>(config, emulator, resize);
+std::unique_ptr<Chain> make_gymnasium_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes) {
+  return std::make_unique<GymnasiumChain>(config, emulator, resizes);
 }
 
 }  // namespace sb3ale

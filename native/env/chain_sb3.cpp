@@ -14,9 +14,13 @@ constexpr int kNoop = 0;  // EpisodicLifeEnv's NOOP step, FireResetEnv's FIRE (1
 
 class Sb3Chain : public Chain {
  public:
-  Sb3Chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize)
-      : Chain(config), config_(config), emu_(emulator), resize_(resize), env_(config, emulator) {
-    const size_t pixels = static_cast<size_t>(kScreenHeight) * kScreenWidth;
+  Sb3Chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes)
+      : Chain(config),
+        config_(config),
+        emu_(emulator),
+        env_(config, emulator),
+        resize_(resizes.get(emu_.screen_height())) {
+    const size_t pixels = emu_.screen_pixels();  // the ROM's, loaded by env_
     pool_[0].assign(pixels, 0);  // MaxAndSkipEnv starts from np.zeros; palette index 0 is black
     pool_[1].assign(pixels, 0);
     raw_.assign(pixels, 0);
@@ -154,8 +158,8 @@ class Sb3Chain : public Chain {
 
   const EnvConfig& config_;
   Emulator& emu_;
+  GymAtariEnv env_;            // before resize_: it loads the ROM, which says the screen's height
   const AreaResize& resize_;
-  GymAtariEnv env_;
   std::vector<uint8_t> pool_[2];  // MaxAndSkipEnv._obs_buffer, as palette indices, never cleared
   std::vector<uint8_t> raw_;      // the last raw frame (NoopResetEnv's obs)
   bool obs_is_raw_ = false;       // the chain's current obs is raw_, not the pooled buffers
@@ -167,8 +171,8 @@ class Sb3Chain : public Chain {
 
 }  // namespace
 
-std::unique_ptr<Chain> make_sb3_chain(const EnvConfig& config, Emulator& emulator, const AreaResize& resize) {
-  return std::make_unique<Sb3Chain>(config, emulator, resize);
+std::unique_ptr<Chain> make_sb3_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes) {
+  return std::make_unique<Sb3Chain>(config, emulator, resizes);
 }
 
 }  // namespace sb3ale

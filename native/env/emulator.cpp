@@ -96,11 +96,14 @@ void Emulator::load(int32_t ale_seed) {
     action_set_ = config_.full_action_space ? ale_->getLegalActionSet() : ale_->getMinimalActionSet();
     const bool pairs = config_.grayscale && config_.preset == Preset::kSB3;
     palette_ = palettes_.get(config_.rom_path, *ale_, pairs);
+    // The screen's height is the ROM's (ALE's per-cartridge display properties), fixed once loaded.
     const auto& screen = ale_->getScreen();
-    if (screen.height() != kScreenHeight || screen.width() != kScreenWidth) {
-      throw std::runtime_error("unexpected screen size " + std::to_string(screen.height()) + "x" +
-                               std::to_string(screen.width()));
+    if (screen.width() != kScreenWidth || screen.height() < 1) {
+      throw std::invalid_argument(config_.rom_path + ": a " + std::to_string(screen.height()) + "x" +
+                                  std::to_string(screen.width()) + " screen; this engine runs " +
+                                  std::to_string(kScreenWidth) + "-pixel-wide ones");
     }
+    screen_height_ = static_cast<int>(screen.height());
   }
 }
 
@@ -175,12 +178,12 @@ ResetInfo Emulator::info() const {
 }
 
 void Emulator::screen_gray(uint8_t* out) const {
-  palette_lookup(screen(), palette_->gray.data(), out, static_cast<size_t>(kScreenHeight) * kScreenWidth);
+  palette_lookup(screen(), palette_->gray.data(), out, screen_pixels());
 }
 
 void Emulator::screen_rgb(uint8_t* out) const {
   const uint8_t* s = screen();
-  for (size_t p = 0; p < static_cast<size_t>(kScreenHeight) * kScreenWidth; ++p) {
+  for (size_t p = 0, n = screen_pixels(); p < n; ++p) {
     std::memcpy(out + 3 * p, palette_->rgb[s[p]].data(), 3);
   }
 }

@@ -109,11 +109,14 @@ class Emulator {
   /// ALE's info now (lives and frame numbers), what every reset returns at least.
   ResetInfo info() const;
 
-  /// The screen as palette indices (210 x 160), and ways to read it.
+  /// The screen as palette indices (screen_height() x kScreenWidth), and ways to read it.
   const uint8_t* screen() const;
+  /// The ROM's screen rows (210 for most, up to 250), known once load() has run.
+  int screen_height() const { return screen_height_; }
+  size_t screen_pixels() const { return static_cast<size_t>(screen_height_) * kScreenWidth; }
   const Palette& palette() const { return *palette_; }
   void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
-  void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (210, 160, 3)
+  void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (screen_height(), 160, 3)
   /// getScreenGrayscale or getScreenRGB, as the config asks (what gymnasium's and ALE's chains pool).
   void capture(uint8_t* out) const { config_.grayscale ? screen_gray(out) : screen_rgb(out); }
 
@@ -139,6 +142,7 @@ class Emulator {
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
+  int screen_height_ = 0;  // set by the first load()
   GameStats stats_;
 };
 

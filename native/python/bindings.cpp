@@ -52,6 +52,10 @@ PYBIND11_MODULE(_engine, m) {
   SB3ALE_ENV_CONFIG(SB3ALE_BIND)  // every field, from config.hpp's one list
 #undef SB3ALE_BIND
 
+  // A RuntimeError, so that "one call at a time" reads as before; its own class, so a front-end (and
+  // a caller) can tell that nothing was consumed: the call may simply be made again.
+  py::register_exception<sb3ale::EngineBusy>(m, "EngineBusy", PyExc_RuntimeError);
+
   py::class_<PyVectorizer>(m, "Vectorizer")
       .def(py::init<const std::vector<EnvConfig>&, int, int, int>(), py::arg("configs"),
            py::arg("num_threads") = 0, py::arg("thread_affinity_offset") = -1, py::arg("batch_size") = 0,

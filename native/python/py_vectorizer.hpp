@@ -54,6 +54,7 @@ class PyVectorizer {
     num_threads_ = vec->engine().num_threads();
     batch_size_ = vec->batch_size();
     obs_shape_ = config_obs_shape(vec->engine().config(0));
+    for (int i = 0; i < num_envs_; ++i) screen_heights_.push_back(vec->engine().env(i).screen_height());  // the ROM's
     hold_ = std::make_shared<VectorizerHold>(std::move(vec));
   }
 
@@ -155,7 +156,7 @@ class PyVectorizer {
   py::array_t<uint8_t> screen_rgb(int i) {
     check_open();
     if (i < 0 || i >= num_envs_) throw std::out_of_range("env index " + std::to_string(i) + " out of range");
-    auto out = new_array<uint8_t>({kScreenHeight, kScreenWidth, 3});
+    auto out = new_array<uint8_t>({screen_heights_[static_cast<size_t>(i)], kScreenWidth, 3});
     uint8_t* data = out.mutable_data();
     drive([&](Vectorizer& vec) { vec.engine().env(i).screen_rgb(data); });
     return out;
@@ -271,6 +272,7 @@ class PyVectorizer {
   std::atomic<bool> pending_{false};
   int num_envs_ = 0, num_threads_ = 0, batch_size_ = 0;
   std::vector<py::ssize_t> obs_shape_;
+  std::vector<py::ssize_t> screen_heights_;
 };
 
 }  // namespace sb3ale

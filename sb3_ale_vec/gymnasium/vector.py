@@ -108,7 +108,8 @@ class AleVectorEnv(GymVectorBase):
                     check_bool("true_scores", true_scores))
 
     def render(self) -> tuple[np.ndarray, ...] | None:
-        """Every env's current RGB screen, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
+        """Every env's current RGB screen, ``(rows, 160, 3)`` with its ROM's rows (210 for most, up to 250),
+        as ``AtariEnv.render()``: one array per env, as ``SyncVectorEnv``'s tuple."""
         if self.render_mode != "rgb_array":
             return None
         return tuple(self._native.screens())

@@ -12,6 +12,7 @@ must not load SB3 or torch, so SB3's classes are imported only inside the rules 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 import warnings
@@ -41,6 +42,17 @@ PER_ENV_ATTRS = ("spec", "game")
 SHARED_ATTRS = ("render_mode", "metadata", "action_space", "observation_space")
 # The gymnasium id whose registration each preset's reference pipeline starts from.
 SPEC_IDS = {"sb3": "{}NoFrameskip-v4", "gymnasium": "ALE/{}-v5", "ale": "ALE/{}-v5"}
+
+
+def reference_spec(preset: str, game: str) -> gym.envs.registration.EnvSpec:
+    """The registration the preset's reference pipeline starts from. ale-py registers NoFrameskip-v4 ids
+    for its older ROMs only: for the others (Klax, Pac-Man, ...) SB3's pipeline is make_atari_env over the
+    v5 id with the v4 id's settings, whose spec gym.make gives those kwargs."""
+    name = camel_name(game)
+    if preset == "sb3" and SPEC_IDS["sb3"].format(name) not in gym.registry:
+        spec = gym.spec(f"ALE/{name}-v5")
+        return dataclasses.replace(spec, kwargs={**spec.kwargs, "frameskip": 1, "repeat_action_probability": 0.0})
+    return gym.spec(SPEC_IDS[preset].format(name))
 
 
 def info_columns(batch: Any) -> dict[str, np.ndarray]:
@@ -121,7 +133,7 @@ class SB3Contract:
         self.preset = preset
         self.render_mode = render_mode  # before VecEnv.__init__, which asks get_attr("render_mode")
         self._action_meanings, self._configs, self.config = batch.action_meanings, batch.configs, batch.configs[0]
-        self._specs = [gym.spec(SPEC_IDS[preset].format(camel_name(g))) for g in self.games]
+        self._specs = [reference_spec(preset, g) for g in self.games]
         self.spec = self._specs[0]
         self._max_seed = ALE_MAX_SEED if preset == "ale" else None  # ALE's own seeds are C ints
         return batch, layout
@@ -225,7 +237,8 @@ class SB3Contract:
         return list(self._action_meanings)
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        """The current RGB screen of every env, ``(210, 160, 3)``, as ``AtariEnv.render()``."""
+        """The current RGB screen of every env, ``(rows, 160, 3)`` with its ROM's rows (210 for most, up to
+        250), as ``AtariEnv.render()``: one array per env, as ``DummyVecEnv``'s."""
         if self.render_mode != "rgb_array":  # as SB3's DummyVecEnv
             warnings.warn(f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array`"
                           " to obtain images.")

@@ -108,8 +108,8 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
         restarted: it plays one NOOP step and goes on (its seed is then unused).
         """
         # A step still in flight finishes first; its results are dropped.
-        self._unfinished = False
         self._native.send_reset(self._seeds)
+        self._unfinished = False
         batch = self._native.recv_reset()
         self.reset_infos = [batch.reset_info(i) for i in range(self.num_envs)]
         self._reset_seeds()
@@ -132,7 +132,11 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
         if not self._native.pending:
             raise RuntimeError("step_wait() called without step_async()")
         self._unfinished = True  # until this step reaches the caller whole
-        batch = self._native.recv()
+        try:
+            batch = self._native.recv()
+        except _engine.EngineBusy:  # refused before it took anything: the step is still to be received
+            self._unfinished = False
+            raise
         infos = self._step_infos(info_columns(batch), batch.final_obs, batch.failed, self._episode_time())
         failed = set(batch.failed)
         for i in np.flatnonzero(batch.reset).tolist():

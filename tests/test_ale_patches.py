@@ -62,7 +62,7 @@ def test_colour_averaged_frames_equal_ale_py():
 def test_patch_applies_to_the_pinned_sources_and_refuses_others(tmp_path):
     url, _, _ = ale_source.pinned(VERSION)
     if not (ale_cache.cache_root() / "downloads" / url.rsplit("/", 1)[1]).is_file():
-        pytest.skip("no downloaded ale-py sdist in the build cache")
+        pytest.skip("no downloaded ale-py sdist in the build cache: a file this machine lacks")
     pristine = ale_source.ale_source_dir(VERSION)
     names = sorted({name for name, _, _ in ale_patches.PATCHES})
     for name in names:

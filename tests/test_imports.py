@@ -57,7 +57,7 @@ def test_the_engine_exports_nothing_of_ales_core():
     from sb3_ale_vec import _engine, _testing
 
     if shutil.which("nm") is None:
-        pytest.skip("nm is not installed")
+        pytest.skip("nm is not installed: a tool this machine lacks")
     for module in (_engine, _testing):
         out = subprocess.run(["nm", "-D", "--defined-only", "-C", module.__file__], capture_output=True, text=True,
                              check=True).stdout

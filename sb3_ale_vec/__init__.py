@@ -31,7 +31,7 @@ def _check_ale_py() -> None:
 
 _check_ale_py()
 
-from sb3_ale_vec._native import EngineError  # noqa: E402
+from sb3_ale_vec._native import EngineBusy, EngineError  # noqa: E402
 from sb3_ale_vec.gymnasium.vector import AleVectorEnv, register_envs  # noqa: E402
 from sb3_ale_vec.gymnasium.ale_vector import AtariVectorEnv, VectorAtariEnv  # noqa: E402
 
@@ -60,5 +60,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'sb3_ale_vec' has no attribute {name!r}")
 
 
-__all__ = ["AleNativeVecEnv", "AleVectorEnv", "AtariVectorEnv", "VectorAtariEnv", "AleVecMonitor", "EngineError",
+__all__ = ["AleNativeVecEnv", "AleVectorEnv", "AtariVectorEnv", "VectorAtariEnv", "AleVecMonitor", "EngineBusy", "EngineError",
            "make_ale_vec_env", "__version__"]

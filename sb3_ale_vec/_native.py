@@ -11,6 +11,11 @@ from sb3_ale_vec import _engine
 from sb3_ale_vec.options import ALE_MAX_SEED, Batch, check_int, seed_words
 
 
+# A call refused at once because another call (another thread's, a signal handler's, an XLA step)
+# is using the engine: nothing was consumed, so it may simply be made again. A RuntimeError.
+EngineBusy = _engine.EngineBusy
+
+
 class EngineError(RuntimeError):
     """Some envs failed during a step. The others stepped normally: their results are attached.
 

@@ -3,7 +3,7 @@ send/recv, full and partial resets, render, get/set_attr, env_method, pending, a
 mid-recv, the xla() step; close in its own round). Allowed: the call works, or an ordinary Python
 exception at once. Never a crash, a hang, a sanitizer report, an observation row no env produced;
 and afterwards a seeded reset gives an env equal to a fresh one, step by step. The quick tier runs a
-few hundred sequences (also under both sanitizers); the slow tier 10,000 per front-end. A failure
+few hundred sequences (also under both sanitizers); the slow tier 10,200 over the three. A failure
 names its seed: SB3_ALE_VEC_CHAOS_SEED=<seed> replays that draw (thread timing aside)."""
 
 from __future__ import annotations
@@ -204,4 +204,4 @@ def test_chaos_short(front):
 @pytest.mark.slow
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
 def test_chaos_long(front):
-    _chaos_then_equal_to_fresh(front, 10_000)
+    _chaos_then_equal_to_fresh(front, 3_400)  # 10,200 sequences over the three, and a quarter more closing

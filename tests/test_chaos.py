@@ -76,6 +76,8 @@ def _calls(front: str, env, rng):
 
 
 def _xla_step(env):
+    if "libtsan" in os.environ.get("LD_PRELOAD", ""):
+        return None  # jaxlib is not instrumented: ThreadSanitizer reports its own futures' races
     try:
         import jax
     except ImportError:
@@ -198,7 +200,8 @@ def _chaos_then_equal_to_fresh(front: str, sequences: int) -> None:
 @pytest.mark.tsan
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
 def test_chaos_short(front):
-    _chaos_then_equal_to_fresh(front, 240)
+    sanitized = "san" in os.environ.get("LD_PRELOAD", "")  # (several times slower there)
+    _chaos_then_equal_to_fresh(front, 120 if sanitized else 240)
 
 
 @pytest.mark.slow

@@ -79,6 +79,7 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
       continue;
     }
     const AtariEnv& env = engine_.env(i);
+    if (engine_.config(i).ram_info) row.ram = env.ram();
     if (staging_ && staged_[static_cast<size_t>(i)]) {
       row.staged = true;
       const ResetInfo info = env.observe(obs + k * obs_size());
@@ -94,7 +95,10 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
       row.reset = env.reset_info();
       if (!row.reset.empty) row.now = {row.reset.lives, row.reset.frame_number, row.reset.episode_frame_number};
     }
-    if (row.step.terminated || row.step.truncated) row.final_obs = &env.final_obs();
+    if (row.step.terminated || row.step.truncated) {
+      row.final_obs = &env.final_obs();
+      if (row.ram != nullptr) row.final_ram = env.final_ram();
+    }
   }
   next_ids_ = ids;
   staging_ = sent_ = false;

@@ -44,6 +44,11 @@ PYBIND11_MODULE(_engine, m) {
       .value("CHW", sb3ale::Layout::kCHW)
       .value("HWC", sb3ale::Layout::kHWC)
       .value("FRAMES", sb3ale::Layout::kFrames);
+  py::enum_<sb3ale::ObsType>(m, "ObsType")
+      .value("PROCESSED", sb3ale::ObsType::kProcessed)
+      .value("RGB", sb3ale::ObsType::kRGB)
+      .value("GRAYSCALE", sb3ale::ObsType::kGrayscale)
+      .value("RAM", sb3ale::ObsType::kRAM);
 
   py::class_<EnvConfig> config(m, "EnvConfig");
   config.def(py::init<>()).def(py::init<const EnvConfig&>(), py::arg("other"), "A copy.");

@@ -54,6 +54,16 @@ using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 /// The shape of one observation of an env with config `c` (the engine's rows are this, C-contiguous).
 inline std::vector<py::ssize_t> config_obs_shape(const EnvConfig& c) {
+  switch (c.obs_type) {  // AtariEnv's own observation_space
+    case sb3ale::ObsType::kRGB:
+      return {sb3ale::kScreenHeight, sb3ale::kScreenWidth, 3};
+    case sb3ale::ObsType::kGrayscale:
+      return {sb3ale::kScreenHeight, sb3ale::kScreenWidth};
+    case sb3ale::ObsType::kRAM:
+      return {sb3ale::kRamSize};
+    case sb3ale::ObsType::kProcessed:
+      break;
+  }
   const py::ssize_t h = c.img_height, w = c.img_width, channels = c.channels(), stack = c.stack_num;
   switch (c.layout) {
     case sb3ale::Layout::kCHW:
@@ -158,7 +168,8 @@ class PyVectorizer {
     pending_obs_ = py::none();
     const auto finals = static_cast<py::ssize_t>(
         std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.final_obs != nullptr; }));
-    sb3ale::Columns columns(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals));
+    sb3ale::Columns columns(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals),
+                            vec.engine().config(0).ram_info);
     {
       py::gil_scoped_release release;
       columns.fill(rows);

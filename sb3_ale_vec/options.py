@@ -288,7 +288,7 @@ def options_markdown() -> str:
     """docs/options.md's table of engine options, made from OPTIONS (a test keeps that page equal to it)."""
     rows = ["| option | default | meaning |", "|---|---|---|"]
     for o in OPTIONS:
-        default = "the preset's" if o.default is None and o.name not in ("mode", "difficulty") else f"`{o.default!r}`"
+        default = "the preset's" if o.default is None and o.name not in ("mode", "difficulty", "obs_type") else f"`{o.default!r}`"
         rows.append(f"| `{o.name}` | {default} | {o.meaning} |")
     return "\n".join(rows)
 

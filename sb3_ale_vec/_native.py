@@ -63,7 +63,8 @@ class StepBatch:
         raw = self._raw
         info: dict[str, Any] = {}
         if not raw["reset_empty"][k]:
-            info = {"lives": int(raw["reset_lives"][k]), "episode_frame_number": int(raw["reset_episode_frame_number"][k]),
+            info = {"lives": int(raw["reset_lives"][k]),
+                    "episode_frame_number": int(raw["reset_episode_frame_number"][k]),
                     "frame_number": int(raw["reset_frame_number"][k])}
             if raw["reset_has_seeds"][k]:  # numpy's generate_state gives np.uint32 values
                 info["seeds"] = (np.uint32(raw["reset_seeds"][k, 0]), np.uint32(raw["reset_seeds"][k, 1]))

@@ -47,7 +47,8 @@ def raw_values(values: dict[str, Any], given: dict[str, Any], defaults: dict[str
         if value != defaults[name] and value not in none_values:
             allowed = " or ".join(repr(v) for v in (defaults[name], *none_values))
             raise ValueError(f"{name}={value!r} means nothing with obs_type={obs_type!r}: the env is gymnasium's "
-                             f"AtariEnv alone, without preprocessing or frame stack; leave {name} out (allowed: {allowed})")
+                             f"AtariEnv alone, without preprocessing or frame stack; leave {name} out "
+                             f"(allowed: {allowed})")
     frameskip, (low, high) = values["frameskip"], values["env_frameskip"]
     if high and frameskip != 1:
         raise ValueError(f"frameskip={frameskip} and env_frameskip={(low, high)} both give AtariEnv's frame skip with "

@@ -201,3 +201,20 @@ def test_ram_info_off_adds_nothing():
 def test_ram_info_must_be_a_bool(front_end):
     with pytest.raises(TypeError, match="ram_info must be a bool, got str"):
         front_end("breakout", 1, ram_info="yes")
+
+
+def test_a_failed_envs_ram_is_zeros_and_the_others_stand():
+    """As its observation row: an EngineError's infos hold the other envs' RAM, zeros for the failed one."""
+    from sb3_ale_vec import EngineError, _testing
+
+    env = AleVectorEnv("breakout", 3, obs_type="ram", ram_info=True)
+    env.reset(seed=1)
+    for _ in range(5):
+        env.step(np.array([1, 2, 3]))
+    _testing._inject_fault(env._native._vec, 1)
+    with pytest.raises(EngineError, match="env 1: injected fault") as caught:
+        env.step(np.array([1, 2, 3]))
+    error = caught.value
+    assert np.array_equal(error.infos["ram"], error.obs) and not error.infos["ram"][1].any()
+    assert error.infos["ram"][[0, 2]].any(axis=1).all()  # real RAM in the others' rows
+    env.close()

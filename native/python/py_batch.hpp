@@ -57,7 +57,14 @@ struct Columns {
       reset_has_seeds.mutable_data()[k] = info.has_seeds;
       reset_seeds.mutable_data()[2 * k] = info.seeds[0];
       reset_seeds.mutable_data()[2 * k + 1] = info.seeds[1];
-      if (ram && row.ram != nullptr) std::copy_n(row.ram, kRamSize, ram->mutable_data() + k * kRamSize);
+      if (ram) {  // a failed row's RAM is zeros, as its observation row
+        uint8_t* out = ram->mutable_data() + k * kRamSize;
+        if (row.ram != nullptr) {
+          std::copy_n(row.ram, kRamSize, out);
+        } else {
+          std::fill_n(out, kRamSize, uint8_t{0});
+        }
+      }
       if (row.final_obs != nullptr) {
         final_rows.mutable_data()[j] = static_cast<int64_t>(k);
         std::copy(row.final_obs->begin(), row.final_obs->end(), final_obs.mutable_data() + j * row.final_obs->size());

@@ -71,6 +71,7 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
   }
   const std::vector<int> failed = error.empty() ? std::vector<int>{} : engine_.failed_envs();
   std::vector<Row> rows(ids.size());
+  const bool ram = engine_.config(0).ram_info;  // an engine's envs share their options
   for (size_t k = 0; k < ids.size(); ++k) {
     Row& row = rows[k];
     const int i = row.env_id = ids[k];
@@ -79,7 +80,7 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
       continue;
     }
     const AtariEnv& env = engine_.env(i);
-    if (engine_.config(i).ram_info) row.ram = env.ram();
+    if (ram) row.ram = env.ram();
     if (staging_ && staged_[static_cast<size_t>(i)]) {
       row.staged = true;
       const ResetInfo info = env.observe(obs + k * obs_size());

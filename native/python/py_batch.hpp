@@ -57,14 +57,6 @@ struct Columns {
       reset_has_seeds.mutable_data()[k] = info.has_seeds;
       reset_seeds.mutable_data()[2 * k] = info.seeds[0];
       reset_seeds.mutable_data()[2 * k + 1] = info.seeds[1];
-      if (ram) {  // a failed row's RAM is zeros, as its observation row
-        uint8_t* out = ram->mutable_data() + k * kRamSize;
-        if (row.ram != nullptr) {
-          std::copy_n(row.ram, kRamSize, out);
-        } else {
-          std::fill_n(out, kRamSize, uint8_t{0});
-        }
-      }
       if (row.final_obs != nullptr) {
         final_rows.mutable_data()[j] = static_cast<int64_t>(k);
         std::copy(row.final_obs->begin(), row.final_obs->end(), final_obs.mutable_data() + j * row.final_obs->size());
@@ -72,6 +64,18 @@ struct Columns {
           std::copy_n(row.final_ram, kRamSize, final_ram->mutable_data() + j * kRamSize);
         }
         ++j;
+      }
+    }
+    if (ram) fill_ram(rows);
+  }
+
+  void fill_ram(const std::vector<Row>& rows) {
+    for (size_t k = 0; k < rows.size(); ++k) {  // a failed row's RAM is zeros, as its observation row
+      uint8_t* out = ram->mutable_data() + k * kRamSize;
+      if (rows[k].ram != nullptr) {
+        std::copy_n(rows[k].ram, kRamSize, out);
+      } else {
+        std::fill_n(out, kRamSize, uint8_t{0});
       }
     }
   }

@@ -28,6 +28,8 @@ _RAW_VALUES = {"noop_max": 0, "use_fire_reset": False, "episodic_life": False, "
 
 
 def check_obs_type(name: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be None or a str, got {type(value).__name__}")
     if value is not None and value not in OBS_TYPES:
         raise ValueError(f"{name} must be None (the preset's processed frames) or one of "
                          f"{', '.join(map(repr, OBS_TYPES))}, got {value!r}")

@@ -145,6 +145,11 @@ def test_sb3_options_that_mean_nothing_with_obs_type_raise(kwargs, match):
         AleNativeVecEnv("breakout", 1, **kwargs)
 
 
+def test_obs_type_of_the_wrong_type_raises():
+    with pytest.raises(TypeError, match="obs_type must be None or a str, got int"):
+        AleVectorEnv("breakout", 1, obs_type=3)
+
+
 def test_make_ale_vec_env_refuses_what_atari_wrapper_cannot_take():
     with pytest.raises(ValueError, match="AtariWrapper cannot take RAM"):
         make_ale_vec_env("BreakoutNoFrameskip-v4", 1, env_kwargs={"obs_type": "ram"}, wrapper_kwargs={"noop_max": 5})

@@ -228,7 +228,8 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
         value = options.get(option.name, option.default)
         if value is None:
             value = spec.defaults.get(option.name)
-        values[option.name] = value if value is None and option.name in ("use_fire_reset", "obs_type") else option.check(option.name, value)
+        unset = value is None and option.name in ("use_fire_reset", "obs_type")  # None has a meaning of its own
+        values[option.name] = value if unset else option.check(option.name, value)
     for name, is_bad, why in spec.forbids:
         if is_bad(values[name]):
             raise OptionValueError(f"{name}={options.get(name)!r} is not allowed with preset={preset!r}: {why}")
@@ -288,7 +289,8 @@ def options_markdown() -> str:
     """docs/options.md's table of engine options, made from OPTIONS (a test keeps that page equal to it)."""
     rows = ["| option | default | meaning |", "|---|---|---|"]
     for o in OPTIONS:
-        default = "the preset's" if o.default is None and o.name not in ("mode", "difficulty", "obs_type") else f"`{o.default!r}`"
+        own_none = o.name in ("mode", "difficulty", "obs_type")  # None is a value of theirs, not the preset's
+        default = "the preset's" if o.default is None and not own_none else f"`{o.default!r}`"
         rows.append(f"| `{o.name}` | {default} | {o.meaning} |")
     return "\n".join(rows)
 

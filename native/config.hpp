@@ -6,6 +6,7 @@
 namespace sb3ale {
 
 constexpr int kScreenWidth = 160;  ///< every ALE game's screen; its height is the ROM's (210 to 250 rows)
+constexpr int kRamSize = 128;       ///< bytes of the Atari's RAM, what ALE's getRAM() returns
 
 /// Whose preprocessing chain an env reproduces, step for step.
 enum class Preset : int {
@@ -19,6 +20,15 @@ enum class Layout : int {
   kCHW = 0,     ///< (stack*C, h, w): SB3 VecTransposeImage, the CnnPolicy layout
   kHWC = 1,     ///< (h, w, stack*C): SB3 VecFrameStack without the transpose
   kFrames = 2,  ///< (stack, h, w[, C]): gymnasium FrameStackObservation, frames in order
+};
+
+/// What an observation is: the preset chain's processed frames, or gymnasium AtariEnv's own obs_type
+/// (AtariEnv alone, no preprocessing): its RGB screen, gray screen or RAM.
+enum class ObsType : int {
+  kProcessed = 0,
+  kRGB = 1,        ///< (screen_height, 160, 3), getScreenRGB
+  kGrayscale = 2,  ///< (screen_height, 160), getScreenGrayscale
+  kRAM = 3,        ///< (128,), getRAM
 };
 
 /// Every field of an env's config: type, name, default, meaning. EnvConfig and its Python binding
@@ -54,7 +64,10 @@ enum class Layout : int {
   /* for the v5 ids; with env_frameskip_max > env_frameskip, each step draws its count from */                 \
   /* integers(env_frameskip, env_frameskip_max) (plain *-v4 ids: 2..4). */                                \
   X(int, env_frameskip, 1)                                                                                 \
-  X(int, env_frameskip_max, 0)
+  X(int, env_frameskip_max, 0)                                                                             \
+  X(ObsType, obs_type, ObsType::kProcessed) /* the chain's frames, or AtariEnv's own obs (no chain) */      \
+  X(bool, ram_info, false)                  /* keep the RAM at each obs and each done (info["ram"]) */    \
+  X(int, screen_height, 210)                /* the ROM's screen rows (options.py asks ALE): raw screens */
 
 struct EnvConfig {
 #define SB3ALE_FIELD(type, name, value) type name = value;
@@ -62,7 +75,19 @@ struct EnvConfig {
 #undef SB3ALE_FIELD
 
   int channels() const { return grayscale ? 1 : 3; }
-  int frame_size() const { return img_height * img_width * channels(); }
+  int frame_size() const {
+    switch (obs_type) {
+      case ObsType::kRGB:
+        return screen_height * kScreenWidth * 3;
+      case ObsType::kGrayscale:
+        return screen_height * kScreenWidth;
+      case ObsType::kRAM:
+        return kRamSize;
+      case ObsType::kProcessed:
+        break;
+    }
+    return img_height * img_width * channels();
+  }
   int obs_size() const { return frame_size() * stack_num; }
 };
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,21 +55,26 @@ class StepBatch:
     failed: list[int]               # env ids whose task failed (their rows are zeros)
     error: str | None
     _raw: dict[str, Any]
+    ram: np.ndarray | None = None   # ram_info: (rows, 128) uint8, the RAM at each row's observation
+    final_ram: dict[int, np.ndarray] = field(default_factory=dict)  # row -> the RAM at final_obs[row]
 
     @property
     def dones(self) -> np.ndarray:
         return self.terminated | self.truncated
 
     def reset_info(self, k: int) -> dict[str, Any]:
-        """The info the reset of row k returned (its reset flag must be set): ``{}`` after SB3's FireResetEnv."""
+        """The info the reset of row k returned (its reset flag must be set): ``{}`` after SB3's FireResetEnv,
+        with ram_info its ``"ram"``."""
         raw = self._raw
-        if raw["reset_empty"][k]:
-            return {}
-        info: dict[str, Any] = {"lives": int(raw["reset_lives"][k]),
-                                "episode_frame_number": int(raw["reset_episode_frame_number"][k]),
-                                "frame_number": int(raw["reset_frame_number"][k])}
-        if raw["reset_has_seeds"][k]:  # numpy's generate_state gives np.uint32 values
-            info["seeds"] = (np.uint32(raw["reset_seeds"][k, 0]), np.uint32(raw["reset_seeds"][k, 1]))
+        info: dict[str, Any] = {}
+        if not raw["reset_empty"][k]:
+            info = {"lives": int(raw["reset_lives"][k]),
+                    "episode_frame_number": int(raw["reset_episode_frame_number"][k]),
+                    "frame_number": int(raw["reset_frame_number"][k])}
+            if raw["reset_has_seeds"][k]:  # numpy's generate_state gives np.uint32 values
+                info["seeds"] = (np.uint32(raw["reset_seeds"][k, 0]), np.uint32(raw["reset_seeds"][k, 1]))
+        if self.ram is not None:
+            info["ram"] = self.ram[k]
         return info
 
     @property
@@ -137,7 +142,8 @@ class NativeVectorizer:
             episode_frame_number=raw["episode_frame_number"], frame_number=raw["frame_number"],
             game_end=raw["game_end"], episode_return=raw["episode_return"], episode_length=raw["episode_length"],
             episode_steps=raw["episode_steps"], final_obs={k: finals[j] for j, k in enumerate(rows)},
-            failed=list(raw["failed"]), error=raw["error"], _raw=raw)
+            failed=list(raw["failed"]), error=raw["error"], _raw=raw, ram=raw.get("ram"),
+            final_ram={k: raw["final_ram"][j] for j, k in enumerate(rows)} if "ram" in raw else {})
 
     def recv_reset(self) -> StepBatch:
         """recv() after send_reset(); a failed reset raises (resetting again rebuilds the env)."""

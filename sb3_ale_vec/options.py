@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import ale_py
@@ -14,6 +15,7 @@ import numpy as np
 
 from sb3_ale_vec import _engine
 from sb3_ale_vec.games import rom_id, rom_path
+from sb3_ale_vec.obs_types import check_obs_type, raw_values
 
 
 class OptionValueError(gymnasium.error.Error, ValueError):
@@ -102,6 +104,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("mode", _optional_int, None, "game mode (None: the game's default)", atari_env="mode"),
     Option("difficulty", _optional_int, None, "game difficulty (None: the game's default)", atari_env="difficulty"),
     Option("env_frameskip", _env_frameskip, 1, "the frame skip of gymnasium's `AtariEnv` under SB3's wrappers: 4 as in `ALE/*-v5`, `(2, 5)` as in plain `*-v4` (sb3 only)", atari_env="frameskip"),
+    Option("obs_type", check_obs_type, None, "None: the preset's processed frames; `\"rgb\"`, `\"grayscale\"` or `\"ram\"`: gymnasium `AtariEnv`'s own observations (`(210, 160, 3)`, `(210, 160)`, `(128,)`), with no preprocessing and no stack, `frameskip` its own frame skip ([observation types](faithfulness.md#observation-types)); not with the ale preset", atari_env="obs_type"),
+    Option("ram_info", check_bool, False, "`info[\"ram\"]`: the RAM (128 uint8) at each observation's frame, and at each final one (sb3: `info[\"terminal_ram\"]` beside `terminal_observation`; gymnasium `SAME_STEP`: `final_info[\"ram\"]`; ale `SAME_STEP`: `info[\"final_ram\"]`)"),
     Option("num_threads", _int(0), 0, "threads that step envs, the caller's included (it steps envs while it waits for a batch); 0 means one per CPU this process may run on (its affinity mask: what Ray, Kubernetes or Slurm give it), at most `num_envs`"),
     Option("thread_affinity_offset", _int(-1), -1, "pins worker t to core `offset + t` (the caller's thread is left as it is); -1 turns pinning off"),
 )
@@ -212,6 +216,11 @@ def check_preset(preset: Any) -> PresetSpec:
     return PRESETS[preset]
 
 
+@lru_cache(maxsize=None)
+def _screen_height(path: str) -> int:
+    return _engine.screen_height(path)  # loads the ROM once a process
+
+
 def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout: str, next_step_autoreset: bool,
                 pad_with_reset: bool = False, continuous: bool = False, **options: Any) -> Batch:
     """Validate a front-end's options (names of OPTIONS; missing ones take the table's default, None
@@ -225,10 +234,14 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
         value = options.get(option.name, option.default)
         if value is None:
             value = spec.defaults.get(option.name)
-        values[option.name] = value if value is None and option.name == "use_fire_reset" else option.check(option.name, value)
+        unset = value is None and option.name in ("use_fire_reset", "obs_type")  # None has a meaning of its own
+        values[option.name] = value if unset else option.check(option.name, value)
     for name, is_bad, why in spec.forbids:
         if is_bad(values[name]):
             raise OptionValueError(f"{name}={options.get(name)!r} is not allowed with preset={preset!r}: {why}")
+    if values["obs_type"] is not None:  # AtariEnv alone: the preprocessing options mean nothing
+        values = raw_values(values, options, {o.name: o.default for o in OPTIONS}, preset)
+        layout = "frames"  # one frame as AtariEnv returns it
     if next_step_autoreset and preset == "sb3":
         raise ValueError("SB3's chain resets in the same step: next-step auto-reset needs preset='gymnasium' or 'ale'")
     games = games_for(game, num_envs)
@@ -251,6 +264,8 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
     for name, value in values.items():
         if name == "env_frameskip":
             base.env_frameskip, base.env_frameskip_max = value
+        elif name == "obs_type":
+            base.obs_type = _engine.ObsType.PROCESSED if value is None else _engine.ObsType.__members__[value.upper()]
         elif name == "full_action_space":
             base.full_action_space = full_action_space
         elif name not in ("use_fire_reset", "num_threads", "thread_affinity_offset"):
@@ -271,8 +286,14 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
                                  f"no-ops do; {g} has {actions}: pass noop_max=0")
         config = _engine.EnvConfig(base)
         config.rom_path = rom_path(g)
+        if values["obs_type"] in ("rgb", "grayscale"):  # AtariEnv's screen: the ROM's own rows
+            config.screen_height = _screen_height(config.rom_path)
         config.fire_reset = fire
         configs.append(config)
+    heights = {g: c.screen_height for g, c in zip(games, configs)}
+    if len(set(heights.values())) > 1:
+        raise ValueError(f"obs_type={values['obs_type']!r} observes whole screens, and these games' differ in "
+                         f"rows: {dict(sorted(heights.items()))}; one batch needs one observation shape")
     return Batch(configs, games, meanings[games[0]], values["num_threads"], values["thread_affinity_offset"], preset)
 
 
@@ -280,7 +301,8 @@ def options_markdown() -> str:
     """docs/options.md's table of engine options, made from OPTIONS (a test keeps that page equal to it)."""
     rows = ["| option | default | meaning |", "|---|---|---|"]
     for o in OPTIONS:
-        default = "the preset's" if o.default is None and o.name not in ("mode", "difficulty") else f"`{o.default!r}`"
+        own_none = o.name in ("mode", "difficulty", "obs_type")  # None is a value of theirs, not the preset's
+        default = "the preset's" if o.default is None and not own_none else f"`{o.default!r}`"
         rows.append(f"| `{o.name}` | {default} | {o.meaning} |")
     return "\n".join(rows)
 

@@ -73,6 +73,8 @@ def assert_same_infos(ref_infos, our_infos, where) -> None:
                 assert y[key].strides == value.strides, (where, i, key, value.strides, y[key].strides)
             elif key == "episode":  # "t" is wall time
                 assert (value["r"], value["l"]) == (y[key]["r"], y[key]["l"]), (where, i, value, y[key])
+            elif isinstance(value, np.ndarray):  # ram_info's RAM
+                assert y[key].dtype == value.dtype and np.array_equal(value, y[key]), (where, i, key)
             else:
                 assert value == y[key] and type(value) is type(y[key]), (where, i, key, value, y[key])
 
@@ -90,7 +92,7 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
             o1, o2 = ref.reset(), ours.reset()
             assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
             assert o1.strides == o2.strides, ("reset strides", t, o1.strides, o2.strides)
-            assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
+            assert_same_infos(ref.unwrapped.reset_infos, ours.unwrapped.reset_infos, ("reset_infos", t))
             stats.resets_mid_run += t > 0
         actions = rng.integers(0, ours.action_space.n, n)
         (o1, r1, d1, i1), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
@@ -100,7 +102,7 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         assert r2.dtype == np.float32 and np.array_equal(r1, r2), ("rewards", t, r1, r2)
         assert d2.dtype == np.bool_ and np.array_equal(d1, d2), ("dones", t, d1, d2)
         assert_same_infos(i1, i2, t)
-        assert ref.unwrapped.reset_infos == ours.unwrapped.reset_infos, ("reset_infos", t)
+        assert_same_infos(ref.unwrapped.reset_infos, ours.unwrapped.reset_infos, ("reset_infos", t))
         stats.steps += n
         stats.dones += int(d2.sum())
         stats.episodes += sum("episode" in info for info in i2)

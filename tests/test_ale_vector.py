@@ -8,6 +8,7 @@ purpose: final_obs rows of envs that did not end hold uninitialised memory in al
 from __future__ import annotations
 
 import inspect
+from inspect import Parameter
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from compare import assert_equal
 from sb3_ale_vec import AtariVectorEnv
 
 NEXT, SAME = AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP
+KEYWORD_ONLY = Parameter.KEYWORD_ONLY
 
 
 def mask_final_obs(result, reset):
@@ -69,9 +71,10 @@ def run(game, steps, num_envs=3, seed=5, reset_mask_every=0, **kwargs):
 
 
 def test_constructor_is_ale_pys():
+    """ale-py's parameters, in its order, and one keyword of ours after them (any call of ale-py's works)."""
     ours, ref = inspect.signature(AtariVectorEnv.__init__), inspect.signature(Reference.__init__)
     assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
-        [(p.name, p.kind, p.default) for p in ref.parameters.values()]
+        [(p.name, p.kind, p.default) for p in ref.parameters.values()] + [("ram_info", KEYWORD_ONLY, False)]
 
 
 # FIRE and lives, FIRE without lives, colourful, lives == 0 frames, big rewards, paddles.

@@ -57,6 +57,19 @@ def test_same_results_as_one_engine_for_any_sharding(cluster, num_shards):
     ours.close()
 
 
+def test_shards_carry_ram_info(cluster):
+    """info["ram"], info["terminal_ram"] and the reset infos' RAM come back from the shards as one engine gives them."""
+    ref = AleNativeVecEnv("breakout", 4, seed=3, ram_info=True, **OPTIONS)
+    ours = RayAleVecEnv("breakout", 4, num_shards=2, seed=3, ram_info=True, **OPTIONS)
+    stats = compare_rollouts(ref, ours, 200, reset_every=170)
+    assert stats.dones and stats.resets_mid_run
+    _, _, dones, infos = ours.step(np.zeros(4, dtype=np.int64))
+    assert all(info["ram"].shape == (128,) and info["ram"].dtype == np.uint8 for info in infos)
+    assert all(info["ram"].shape == (128,) for info in ours.reset_infos)
+    ref.close()
+    ours.close()
+
+
 def test_attributes_methods_and_wrappers_across_shards(cluster):
     ref, ours = _pair(4, 3, seed=0)
     assert ours.observation_space == ref.observation_space and ours.action_space == ref.action_space

@@ -47,7 +47,7 @@ def test_single_frames_by_default():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"wrapper_kwargs": {"noop_max": 30, "warp_frame": False}}, "warp_frame"),
-    ({"env_kwargs": {"obs_type": "ram"}}, "obs_type"),
+    ({"env_kwargs": {"obs_type": "grayscale"}}, "obs_type"),
     ({"env_kwargs": {"continuous": True}}, "continuous"),
 ])
 def test_unsupported_options_are_named(kwargs, match):

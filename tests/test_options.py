@@ -15,7 +15,8 @@ from sb3_ale_vec.options import (OPTION_NAMES, OPTIONS, PRESETS, build_batch, ch
 
 OPTIONS_PAGE = (Path(__file__).parents[1] / "docs" / "options.md").read_text()
 # EnvConfig fields that no option names directly: set by build_batch from the front-end and preset.
-DERIVED = {"rom_path", "preset", "layout", "pad_with_reset", "next_step_autoreset", "fire_reset", "env_frameskip_max"}
+DERIVED = {"rom_path", "preset", "layout", "pad_with_reset", "next_step_autoreset", "fire_reset", "env_frameskip_max",
+           "screen_height"}
 ENGINE_ONLY = {"num_threads", "thread_affinity_offset", "use_fire_reset"}  # not EnvConfig fields
 FRONT_END_ONLY = {
     AleNativeVecEnv: {"game", "num_envs", "seed", "preset", "channels_last", "render_mode"},
@@ -47,8 +48,9 @@ def test_front_end_signatures_take_the_tables_names_and_defaults(front_end):
 def test_the_ale_drop_in_takes_every_ale_option_by_the_tables_name():
     params = set(inspect.signature(AtariVectorEnv.__init__).parameters) - {"self", "game", "num_envs"}
     own = {"batch_size", "autoreset_mode", "continuous", "continuous_action_threshold"}
-    # ALE's vector env has no SB3 sticky actions, env frame skip, mode or difficulty (the preset forbids them).
-    assert params - own == set(OPTION_NAMES) - {"action_repeat_probability", "env_frameskip", "mode", "difficulty"}
+    # ALE's vector env has no SB3 sticky actions, env frame skip, mode, difficulty or obs_type (the preset forbids them).
+    assert params - own == set(OPTION_NAMES) - {"action_repeat_probability", "env_frameskip", "mode", "difficulty",
+                                                "obs_type"}
 
 
 def test_readme_tables_are_made_from_the_table():
@@ -115,7 +117,8 @@ def test_the_drop_ins_defaults_are_the_tables_for_the_ale_preset():
 # added to the table without one here fails the test below until its path is checked end to end.
 SAMPLES = {"frameskip": 3, "img_height": 60, "img_width": 50, "stack_num": 2, "noop_max": 5,
            "repeat_action_probability": 0.5, "action_repeat_probability": 0.5, "max_num_frames_per_episode": 5000,
-           "mode": 4, "difficulty": 1, "env_frameskip": 2, "num_threads": 1, "thread_affinity_offset": 0}
+           "mode": 4, "difficulty": 1, "env_frameskip": 2, "num_threads": 1, "thread_affinity_offset": 0,
+           "obs_type": "ram"}
 
 
 @pytest.mark.slow  # an engine per option and front-end: 35 s
@@ -146,4 +149,6 @@ def test_every_option_a_front_end_takes_reaches_the_native_config(front_end, mon
             continue
         config, engine_args = built.pop()
         got = engine_args[field] if field in engine_args else getattr(config, field)
+        if isinstance(got, _engine.ObsType):
+            got = got.name.lower()
         assert got == value or np.isclose(got, value), (front_end.__name__, option.name, got, value)

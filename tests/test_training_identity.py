@@ -16,7 +16,7 @@ import gymnasium as gym
 import pytest
 import torch
 from stable_baselines3 import A2C, DQN, PPO
-from stable_baselines3.common.env_util import make_atari_env
+from stable_baselines3.common.env_util import make_atari_env, make_vec_env
 from gymnasium.vector import SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from stable_baselines3.common.vec_env import VecEnvWrapper, VecFrameStack, VecTransposeImage
@@ -121,6 +121,16 @@ def test_make_ale_vec_env_under_the_users_vec_frame_stack_trains_identically():
                                                         env_kwargs=env_kwargs)), 4))
     kwargs = {"n_steps": 32, "batch_size": 64, "n_epochs": 2}
     assert_same_training(train(PPO, ref, 512, **kwargs), train(PPO, ours, 512, **kwargs))
+
+
+def test_ppo_mlp_policy_on_ram_trains_identically_to_make_vec_env():
+    """SB3's RAM workflow, make_vec_env(id, env_kwargs={"obs_type": "ram"}) + MlpPolicy, against the
+    one-line switch to make_ale_vec_env (a frame cap of 100 frames: games cut off every 100 steps)."""
+    env_kwargs = {"obs_type": "ram", "max_num_frames_per_episode": 100}
+    ref = Ends(make_vec_env("BreakoutNoFrameskip-v4", n_envs=4, seed=0, env_kwargs=env_kwargs))
+    ours = Ends(swapping(make_ale_vec_env("BreakoutNoFrameskip-v4", n_envs=4, seed=0, env_kwargs=env_kwargs)))
+    kwargs = {"policy": "MlpPolicy", "n_steps": 64, "batch_size": 64, "n_epochs": 2}
+    assert_same_training(train(PPO, ref, 1024, False, **kwargs), train(PPO, ours, 1024, False, **kwargs))
 
 
 @pytest.mark.parametrize("channels_last", [False, True])

@@ -42,7 +42,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
   for (const EnvConfig& c : configs_) {
     const EnvConfig& c0 = configs_.front();
     if (c.img_height != c0.img_height || c.img_width != c0.img_width || c.grayscale != c0.grayscale ||
-        c.stack_num != c0.stack_num || c.layout != c0.layout) {
+        c.stack_num != c0.stack_num || c.layout != c0.layout || c.obs_size() != c0.obs_size()) {
       throw std::invalid_argument("every env of an engine needs the same observation shape");
     }
     // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.

@@ -83,6 +83,7 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
   // A partial reset's envs left alone may have failed in the steps it dropped: reported failed too.
   const std::vector<int> failed = error.empty() && !staging_ ? std::vector<int>{} : engine_.failed_envs();
   std::vector<Row> rows(ids.size());
+  const bool ram = engine_.config(0).ram_info;  // an engine's envs share their options
   for (size_t k = 0; k < ids.size(); ++k) {
     Row& row = rows[k];
     const int i = row.env_id = ids[k];
@@ -95,6 +96,7 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
       continue;
     }
     const AtariEnv& env = engine_.env(i);
+    if (ram) row.ram = env.ram();
     if (staging_ && staged_[static_cast<size_t>(i)]) {
       row.staged = true;
       const ResetInfo info = env.observe(obs + k * obs_size());
@@ -110,7 +112,10 @@ std::vector<Row> Vectorizer::recv(uint8_t* gather, std::string& error) {
       row.reset = env.reset_info();
       if (!row.reset.empty) row.now = {row.reset.lives, row.reset.frame_number, row.reset.episode_frame_number};
     }
-    if (row.step.terminated || row.step.truncated) row.final_obs = &env.final_obs();
+    if (row.step.terminated || row.step.truncated) {
+      row.final_obs = &env.final_obs();
+      if (row.ram != nullptr) row.final_ram = env.final_ram();
+    }
   }
   next_ids_ = ids;
   staging_ = sent_ = false;

@@ -31,6 +31,8 @@ struct Row {
   ResetInfo reset;      ///< the reset's own info, where step.reset (empty: SB3's FireResetEnv returns {})
   RowInfo now;          ///< the info of the state the observation shows: the reset's after one, else the step's
   const std::vector<uint8_t>* final_obs = nullptr;  ///< the stack at the episode's end, on done rows
+  const uint8_t* ram = nullptr;        ///< ram_info: the RAM at the observation's frame (kRamSize bytes)
+  const uint8_t* final_ram = nullptr;  ///< ram_info: the RAM at final_obs's frame, on done rows
 };
 
 /// Gives the caller's array for a batch of `rows` observations (rows x obs_size bytes), which must

@@ -5,6 +5,7 @@ namespace sb3ale {
 namespace {
 
 std::unique_ptr<Chain> make_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resize) {
+  if (config.obs_type != ObsType::kProcessed) return make_raw_chain(config, emulator);
   switch (config.preset) {
     case Preset::kGymnasium:
       return make_gymnasium_chain(config, emulator, resize);
@@ -31,6 +32,7 @@ void AtariEnv::reset(const std::vector<uint32_t>* seed, uint8_t* obs) {
   chain_->reset(seed);
   reset_info_ = chain_->reset_info();
   stack_.restart(chain_->frame());
+  if (config_.ram_info) emu_.ram(ram_.data());
   stack_.write(obs);
 }
 
@@ -68,7 +70,10 @@ void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs
   result.episode_length = out.game_end ? game.length : 0;
   result.episode_steps = out.game_end ? game.steps : 0;
   stack_.push(chain_->frame());
-  if (result.terminated || result.truncated) stack_.write(final_obs_.data());  // terminal_observation / final_obs
+  if (result.terminated || result.truncated) {
+    stack_.write(final_obs_.data());  // terminal_observation / final_obs
+    if (config_.ram_info) emu_.ram(final_ram_.data());
+  }
   if (out.ended()) {
     if (config_.next_step_autoreset) {
       needs_reset_ = true;
@@ -79,6 +84,7 @@ void AtariEnv::step(int action, float strength, StepResult& result, uint8_t* obs
       return;
     }
   }
+  if (config_.ram_info) emu_.ram(ram_.data());  // the RAM of the frame this obs ends with
   stack_.write(obs);
 }
 

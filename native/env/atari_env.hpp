@@ -2,6 +2,7 @@
 // Knows nothing of threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -52,6 +53,9 @@ class AtariEnv {
   /// Next-step auto-reset: the episode has ended, so the next step is a reset (~25x a step's work).
   bool resets_next() const { return needs_reset_; }
   const std::vector<uint8_t>& final_obs() const { return final_obs_; }
+  /// With ram_info: the RAM at the frame of the obs last returned, and at the last done (final_obs()'s).
+  const uint8_t* ram() const { return ram_.data(); }
+  const uint8_t* final_ram() const { return final_ram_.data(); }
   /// The current stack (what the env's last result returned) into `obs`, and ALE's info now.
   ResetInfo observe(uint8_t* obs) const {
     stack_.write(obs);
@@ -80,6 +84,8 @@ class AtariEnv {
   std::unique_ptr<Chain> chain_;
   FrameStack stack_;
   std::vector<uint8_t> final_obs_;
+  std::array<uint8_t, kRamSize> ram_{};        // ram_info: written only when on
+  std::array<uint8_t, kRamSize> final_ram_{};
   ResetInfo reset_info_;
   bool needs_reset_ = false;  // next-step auto-reset: the episode has ended
 };

@@ -1,5 +1,6 @@
 // A preprocessing chain: how one preset turns emulator frames into agent steps and frames.
-// One class per preset (chain_sb3.cpp, chain_gymnasium.cpp, chain_ale.cpp), chosen once per env.
+// One class per preset (chain_sb3.cpp, chain_gymnasium.cpp, chain_ale.cpp), or AtariEnv's own
+// observations with none (chain_raw.cpp), chosen once per env.
 #pragma once
 
 #include <array>
@@ -44,5 +45,7 @@ class Chain {
 std::unique_ptr<Chain> make_sb3_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes);
 std::unique_ptr<Chain> make_gymnasium_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes);
 std::unique_ptr<Chain> make_ale_chain(const EnvConfig& config, Emulator& emulator, ResizeCache& resizes);
+/// AtariEnv alone, for config.obs_type other than kProcessed (chain_raw.cpp).
+std::unique_ptr<Chain> make_raw_chain(const EnvConfig& config, Emulator& emulator);
 
 }  // namespace sb3ale

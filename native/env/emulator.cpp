@@ -188,4 +188,11 @@ void Emulator::screen_rgb(uint8_t* out) const {
   }
 }
 
+void Emulator::ram(uint8_t* out) const {
+  // A replay records no RAM: leaving it swaps in the spare (every recorded frame played, as after a
+  // chain's reset) or plays the frames for real, so the live emulator holds this frame's RAM.
+  if (replaying()) leave_replay();
+  std::memcpy(out, ale_->getRAM().array(), static_cast<size_t>(kRamSize));
+}
+
 }  // namespace sb3ale

@@ -117,6 +117,7 @@ class Emulator {
   const Palette& palette() const { return *palette_; }
   void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
   void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (screen_height(), 160, 3)
+  void ram(uint8_t* out) const;          ///< ALE's getRAM, kRamSize bytes
   /// getScreenGrayscale or getScreenRGB, as the config asks (what gymnasium's and ALE's chains pool).
   void capture(uint8_t* out) const { config_.grayscale ? screen_gray(out) : screen_rgb(out); }
 

@@ -20,6 +20,17 @@ using sb3ale::PyVectorizer;
 
 namespace {
 
+/// The rows of the ROM's screen (210 for most; 214-250 for 13 of them): what raw screens measure.
+int screen_height(const std::string& rom_path) {
+  if (!ale::ALEInterface::isSupportedROM(rom_path)) {
+    throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
+  }
+  sb3ale::quiet_ale_logs();
+  ale::ALEInterface ale;
+  ale.loadROM(rom_path);
+  return static_cast<int>(ale.getScreen().height());
+}
+
 std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {
   if (!ale::ALEInterface::isSupportedROM(rom_path)) {
     throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
@@ -45,6 +56,11 @@ PYBIND11_MODULE(_engine, m) {
       .value("CHW", sb3ale::Layout::kCHW)
       .value("HWC", sb3ale::Layout::kHWC)
       .value("FRAMES", sb3ale::Layout::kFrames);
+  py::enum_<sb3ale::ObsType>(m, "ObsType")
+      .value("PROCESSED", sb3ale::ObsType::kProcessed)
+      .value("RGB", sb3ale::ObsType::kRGB)
+      .value("GRAYSCALE", sb3ale::ObsType::kGrayscale)
+      .value("RAM", sb3ale::ObsType::kRAM);
 
   py::class_<EnvConfig> config(m, "EnvConfig");
   config.def(py::init<>()).def(py::init<const EnvConfig&>(), py::arg("other"), "A copy.");
@@ -115,6 +131,7 @@ PYBIND11_MODULE(_engine, m) {
   }, "(reset capsule, step capsule) of the CUDA targets (native/xla/xla_cuda.cpp), or None.");
   m.def("obs_shape", &sb3ale::config_obs_shape, py::arg("config"),
         "The shape of one observation of an env with this config, as an engine of it returns.");
+  m.def("screen_height", &screen_height, py::arg("rom_path"), "The rows of the ROM's screen (ALE's getScreen()).");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");
 }

@@ -27,6 +27,16 @@ py::array_t<T> new_array(std::vector<py::ssize_t> shape) {
 
 /// The shape of one observation of an env with config `c` (the engine's rows are this, C-contiguous).
 inline std::vector<py::ssize_t> config_obs_shape(const EnvConfig& c) {
+  switch (c.obs_type) {  // AtariEnv's own observation_space
+    case ObsType::kRGB:
+      return {c.screen_height, kScreenWidth, 3};
+    case ObsType::kGrayscale:
+      return {c.screen_height, kScreenWidth};
+    case ObsType::kRAM:
+      return {kRamSize};
+    case ObsType::kProcessed:
+      break;
+  }
   const py::ssize_t h = c.img_height, w = c.img_width, channels = c.channels(), stack = c.stack_num;
   switch (c.layout) {
     case Layout::kCHW:

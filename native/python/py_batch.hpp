@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "core/vectorizer.hpp"
@@ -16,12 +17,18 @@ namespace py = pybind11;
 
 /// The arrays of one batch, allocated with the GIL held and filled without it.
 struct Columns {
-  Columns(py::ssize_t n, py::ssize_t finals, const std::vector<py::ssize_t>& final_shape)
+  /// `ram`: the batch carries RAM (ram_info), else no RAM column is made at all.
+  Columns(py::ssize_t n, py::ssize_t finals, const std::vector<py::ssize_t>& final_shape, bool ram)
       : env_id({n}), lives({n}), episode_frame_number({n}), frame_number({n}), episode_length({n}),
         episode_steps({n}), reset_lives({n}), reset_episode_frame_number({n}), reset_frame_number({n}),
         final_rows({finals}), reward({n}), episode_return({n}), terminated({n}), truncated({n}), reset({n}), reset_requested({n}),
         time_limit({n}), game_end({n}), reset_empty({n}), reset_has_seeds({n}), final_obs(final_shape),
-        reset_seeds(std::vector<py::ssize_t>{n, 2}) {}
+        reset_seeds(std::vector<py::ssize_t>{n, 2}) {
+    if (ram) {
+      this->ram.emplace(std::vector<py::ssize_t>{n, kRamSize});
+      final_ram.emplace(std::vector<py::ssize_t>{finals, kRamSize});
+    }
+  }
 
   void fill(const std::vector<Row>& rows) {
     py::ssize_t j = 0;
@@ -53,7 +60,22 @@ struct Columns {
       if (row.final_obs != nullptr) {
         final_rows.mutable_data()[j] = static_cast<int64_t>(k);
         std::copy(row.final_obs->begin(), row.final_obs->end(), final_obs.mutable_data() + j * row.final_obs->size());
+        if (final_ram && row.final_ram != nullptr) {
+          std::copy_n(row.final_ram, kRamSize, final_ram->mutable_data() + j * kRamSize);
+        }
         ++j;
+      }
+    }
+    if (ram) fill_ram(rows);
+  }
+
+  void fill_ram(const std::vector<Row>& rows) {
+    for (size_t k = 0; k < rows.size(); ++k) {  // a failed row's RAM is zeros, as its observation row
+      uint8_t* out = ram->mutable_data() + k * kRamSize;
+      if (rows[k].ram != nullptr) {
+        std::copy_n(rows[k].ram, kRamSize, out);
+      } else {
+        std::fill_n(out, kRamSize, uint8_t{0});
       }
     }
   }
@@ -82,6 +104,10 @@ struct Columns {
     d["reset_frame_number"] = reset_frame_number;
     d["reset_has_seeds"] = reset_has_seeds;
     d["reset_seeds"] = reset_seeds;
+    if (ram) {
+      d["ram"] = *ram;
+      d["final_ram"] = *final_ram;
+    }
     return d;
   }
 
@@ -92,6 +118,7 @@ struct Columns {
   py::array_t<bool> terminated, truncated, reset, reset_requested, time_limit, game_end, reset_empty, reset_has_seeds;
   py::array_t<uint8_t> final_obs;
   py::array_t<uint32_t> reset_seeds;
+  std::optional<py::array_t<uint8_t>> ram, final_ram;  // (n, 128) and (finals, 128), with ram_info only
 };
 
 }  // namespace sb3ale

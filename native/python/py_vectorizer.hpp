@@ -54,6 +54,7 @@ class PyVectorizer {
     num_threads_ = vec->engine().num_threads();
     batch_size_ = vec->batch_size();
     obs_shape_ = config_obs_shape(vec->engine().config(0));
+    ram_info_ = vec->engine().config(0).ram_info;  // an engine's envs share their options
     for (int i = 0; i < num_envs_; ++i) screen_heights_.push_back(vec->engine().env(i).screen_height());  // the ROM's
     hold_ = std::make_shared<VectorizerHold>(std::move(vec));
   }
@@ -138,7 +139,7 @@ class PyVectorizer {
           std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.final_obs != nullptr; }));
       {
         py::gil_scoped_acquire acquire;
-        columns.emplace(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals));
+        columns.emplace(static_cast<py::ssize_t>(rows.size()), finals, batch_shape(finals), ram_info_);
       }
       columns->fill(rows);  // reads the envs' final stacks: still the one caller
       for (const Row& r : rows) {
@@ -273,6 +274,7 @@ class PyVectorizer {
   int num_envs_ = 0, num_threads_ = 0, batch_size_ = 0;
   std::vector<py::ssize_t> obs_shape_;
   std::vector<py::ssize_t> screen_heights_;
+  bool ram_info_ = false;
 };
 
 }  // namespace sb3ale

@@ -121,7 +121,7 @@ def report_group(game: str, n: int, runs: dict[tuple[str, int], list[dict[str, f
     equal = {k: v for k, v in {**runs, **limits}.items() if PEERS[k[0]][0] == "equal" and v}
     mode = f", asynchronous batches of {batch}" if 0 < batch < n else ""
     print(f"\n{game}, num_envs={n}{mode}, equal work ({EQUAL_WORK}); medians of {max(map(len, equal.values()), default=0)} runs")
-    print(f"{'peer':<18} {'threads':>7} {'steps/s':>9} {'frames/s':>10} {'ours/peer':>9} "
+    print(f"{'peer':<24} {'threads':>7} {'steps/s':>9} {'frames/s':>10} {'ours/peer':>9} "
           f"{'of act() this build':>19} {'of act() ale-py':>15} {'MiB/env':>8}")
     for (peer, threads), values in sorted(equal.items(), key=lambda kv: (kv[0][1], list(PEERS).index(kv[0][0]))):
         steps, frames = _median(values, "steps_per_s"), _median(values, "frames_per_s")
@@ -129,7 +129,7 @@ def report_group(game: str, n: int, runs: dict[tuple[str, int], list[dict[str, f
         bases = [_median(limits.get((limit, threads), []), "frames_per_s") for limit in ("act() this build", "act() ale-py")]
         limit = peer.startswith("act()")
         mem = None if limit else _median(values, "env_rss_mib")
-        print(f"{peer:<18} {threads:>7} {cell(steps, ',.0f', 9)} {cell(frames, ',.0f', 10)} "
+        print(f"{peer:<24} {threads:>7} {cell(steps, ',.0f', 9)} {cell(frames, ',.0f', 10)} "
               f"{cell(ours / steps if ours and steps and not limit else None, '.2f', 8)}{'x' if not limit else ' '} "
               f"{cell(frames / bases[0] if frames and bases[0] else None, '.3f', 19)} "
               f"{cell(frames / bases[1] if frames and bases[1] else None, '.3f', 15)} "
@@ -144,10 +144,10 @@ def report_group(game: str, n: int, runs: dict[tuple[str, int], list[dict[str, f
     if sb3:
         ours = _median(sb3.get(("sb3_ale_vec sb3", os.cpu_count()), []), "steps_per_s")
         print(f"\n{game}, num_envs={n}, SB3's defaults (episodic life, clipping), all cores")
-        print(f"{'peer':<18} {'steps/s':>9} {'ours/peer':>9} {'MiB/env':>8}")
+        print(f"{'peer':<24} {'steps/s':>9} {'ours/peer':>9} {'MiB/env':>8}")
         for (peer, _), values in sb3.items():
             steps, mem = _median(values, "steps_per_s"), _median(values, "env_rss_mib")
-            print(f"{peer:<18} {steps:>9,.0f} {cell(ours / steps if ours else None, '.2f', 8)}x "
+            print(f"{peer:<24} {steps:>9,.0f} {cell(ours / steps if ours else None, '.2f', 8)}x "
                   f"{cell(mem / n if mem is not None else None, '.2f', 8)}")
 
 

@@ -28,16 +28,20 @@ EQUAL_WORK = "frameskip 4 + max-pool, gray 84x84, stack 4, up to 30 no-ops, FIRE
 PEERS = {  # name: (table, what it is)
     "sb3_ale_vec": ("equal", "this engine: sb3_ale_vec.AtariVectorEnv (ale preset)"),
     "sb3_ale_vec inline": ("equal", "the A/B: this engine with each reset made when its episode ends (no resets ahead)"),
+    "sb3_ale_vec ram_info": ("equal", "the cost of info[\"ram\"]: this engine with ram_info=True"),
     "sb3_ale_vec old": ("equal", "before/after: the same peer from another tree's build (--old PATH)"),
     "ale_py": ("equal", "ale_py.vector_env.AtariVectorEnv, the same options"),
     "envpool": ("equal", "envpool's Atari, the same options (if installed)"),
     "act() this build": ("equal", "the limit: this build's emulator alone, ALEInterface.act() in a C++ loop"),
     "act() ale-py": ("equal", "the limit: ale-py's ALEInterface.act() in a Python loop"),
     "sb3_ale_vec sb3": ("sb3", "this engine with SB3's defaults: AleNativeVecEnv"),
+    "sb3_ale_vec sb3 ram_info": ("sb3", "the same with ram_info=True (info[\"ram\"] in every info dict)"),
     "sb3 subproc": ("sb3", "SB3 make_atari_env + VecFrameStack, SubprocVecEnv"),
     "sb3 dummy": ("sb3", "SB3 make_atari_env + VecFrameStack, DummyVecEnv"),
     "gymnasium async": ("sb3", "gymnasium AsyncVectorEnv of AtariPreprocessing + FrameStackObservation"),
 }
+# The peers of ale-py's AtariVectorEnv API, whose frames are counted from info["frame_number"].
+ALE_API = ("sb3_ale_vec", "ale_py", "sb3_ale_vec inline", "sb3_ale_vec ram_info")
 NEEDS = {"envpool": "envpool", "sb3 subproc": "cv2", "sb3 dummy": "cv2", "gymnasium async": "cv2"}
 
 
@@ -72,12 +76,13 @@ def _make(peer: str, game: str, n: int, threads: int, batch: int) -> tuple[Any, 
     and returns the first `batch` envs to finish."""
     from sb3_ale_vec.games import camel_name
 
-    if peer in ("sb3_ale_vec", "ale_py", "sb3_ale_vec inline"):
+    if peer in ALE_API:
         if peer == "ale_py":
             from ale_py.vector_env import AtariVectorEnv
         else:
             from sb3_ale_vec import AtariVectorEnv
-        env = AtariVectorEnv(game, n, num_threads=threads, batch_size=batch)  # both default to equal work
+        ram = {"ram_info": True} if peer == "sb3_ale_vec ram_info" else {}
+        env = AtariVectorEnv(game, n, num_threads=threads, batch_size=batch, **ram)  # both default to equal work
         if peer == "sb3_ale_vec inline":
             env._native._vec._reset_ahead = False
         env.reset(seed=0)
@@ -104,10 +109,10 @@ def _make(peer: str, game: str, n: int, threads: int, batch: int) -> tuple[Any, 
         return env, step, int(env.action_space.n)
     if batch != n:
         raise ValueError(f"{peer} has no asynchronous batches")
-    if peer == "sb3_ale_vec sb3":
+    if peer in ("sb3_ale_vec sb3", "sb3_ale_vec sb3 ram_info"):
         from sb3_ale_vec import AleNativeVecEnv
 
-        env = AleNativeVecEnv(game, n, seed=0, num_threads=threads)
+        env = AleNativeVecEnv(game, n, seed=0, num_threads=threads, ram_info=peer.endswith("ram_info"))
         env.reset()
         return env, env.step, int(env.action_space.n)
     import ale_py
@@ -140,7 +145,7 @@ class VectorPeer:
         self.actions = np.random.default_rng(0).integers(0, n_actions, (1 << 14, batch))
         self.cursor = 0
         self.reset_frames = None
-        if peer in ("sb3_ale_vec", "ale_py", "sb3_ale_vec inline"):
+        if peer in ALE_API:
             from sb3_ale_vec import _testing
 
             self.reset_frames = _testing._reset_frames(rom(game))

@@ -171,8 +171,8 @@ class RayAleVecEnv(ShardFaults, SB3Contract, VecEnv):
                 continue
             o, r, d, columns, finals, resets, bad, error, seconds = value
             busy = max(busy, seconds)
-            self.bytes_moved += o.nbytes + r.nbytes + d.nbytes + sum(c.nbytes for c in columns.values()) \
-                + sum(f.nbytes for f in finals.values())
+            self.bytes_moved += o.nbytes + r.nbytes + d.nbytes + sum(f.nbytes for f in finals.values()) + sum(
+                sum(v.nbytes for v in c.values()) if isinstance(c, dict) else c.nbytes for c in columns.values())
             obs[rows], rewards[rows], dones[rows] = o, r, d
             # Ray's arrays are read-only views: SB3 writes into the terminal observations.
             infos[rows] = self._step_infos(columns, {j: np.array(f) for j, f in finals.items()}, bad, now)

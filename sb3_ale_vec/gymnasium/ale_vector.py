@@ -30,7 +30,9 @@ class AtariVectorEnv(GymVectorBase):
       asserts, or fails later inside a worker), and ``max_num_frames_per_episode`` must be >= 1;
     - ``autoreset_mode=DISABLED`` is refused with ``batch_size < num_envs`` (ended envs could never be reset).
 
-    The constructor's arguments are ale-py's; see ``ale_py.vector_env.AtariVectorEnv``.
+    The constructor's arguments are ale-py's (see ``ale_py.vector_env.AtariVectorEnv``), and one more:
+    ``ram_info=True`` adds ``info["ram"]``, the RAM (128 uint8) of each returned state, and in
+    ``SAME_STEP`` ``info["final_ram"]`` beside ``final_obs`` (zeros where not done, as there).
     """
 
     _seed_per_reset = True
@@ -61,6 +63,7 @@ class AtariVectorEnv(GymVectorBase):
         life_loss_info: bool = False,
         reward_clipping: bool = True,
         use_fire_reset: bool = True,
+        ram_info: bool = False,
     ) -> None:
         check_int("max_num_frames_per_episode", max_num_frames_per_episode, 1)  # ale-py's own bound
         batch = build_batch(
@@ -77,6 +80,8 @@ class AtariVectorEnv(GymVectorBase):
         info = {"env_id": batch.env_ids.astype(np.int32)}
         for key in _INFO_KEYS:
             info[key] = np.where(batch.reset, getattr(batch, f"reset_{key}"), getattr(batch, key)).astype(np.int32)
+        if batch.ram is not None:
+            info["ram"] = batch.ram
         return batch.rewards.astype(np.int32), info
 
     def _reset_infos(self, batch: StepBatch) -> dict[str, Any]:
@@ -90,6 +95,11 @@ class AtariVectorEnv(GymVectorBase):
         for k in np.flatnonzero(dones).tolist():
             final_obs[k] = batch.final_obs[k]
         infos["final_obs"] = final_obs
+        if batch.ram is not None:
+            final_ram = np.zeros_like(batch.ram)
+            for k in np.flatnonzero(dones).tolist():
+                final_ram[k] = batch.final_ram[k]
+            infos["final_ram"] = final_ram
 
 
 class _VectorInterface:

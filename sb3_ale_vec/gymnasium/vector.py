@@ -49,6 +49,12 @@ class AleVectorEnv(GymVectorBase):
     :param life_loss_info: report a life loss as terminated, without resetting anything (ALE's option)
     :param continuous: actions are ``(radius, theta, fire)`` float32 triples, mapped as gymnasium's
         ``AtariEnv`` maps them (``continuous_action_threshold``), the radius as the paddle strength
+    :param obs_type: ``None`` (the preset's frames) or ``"rgb"``, ``"grayscale"``, ``"ram"``: each env is
+        then ``gym.make("ALE/<Game>-v5", obs_type=obs_type, frameskip=frameskip,
+        repeat_action_probability=...)`` alone, no ``AtariPreprocessing`` (which cannot take RAM) and no
+        stack; the preprocessing options must be left out (``sb3_ale_vec.obs_types``)
+    :param ram_info: ``info["ram"]`` / ``info["_ram"]``, the RAM (128 uint8) at each observation's frame
+        (``NEXT_STEP``: a done row's is the final RAM; ``SAME_STEP``: ``final_info["ram"]`` holds it)
     :param num_threads: worker threads (0: one per core, at most ``num_envs``)
     :param thread_affinity_offset: pin worker t to core ``offset + t`` (-1: no pinning)
 
@@ -85,6 +91,8 @@ class AleVectorEnv(GymVectorBase):
         max_num_frames_per_episode: int = 108_000,
         mode: int | None = None,
         difficulty: int | None = None,
+        obs_type: str | None = None,
+        ram_info: bool = False,
         num_threads: int = 0,
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",
@@ -121,6 +129,8 @@ class AleVectorEnv(GymVectorBase):
         infos: dict[str, Any] = {}
         for key in _STEP_INFO_KEYS:
             infos[key], infos["_" + key] = getattr(batch, key).copy(), np.ones(n, dtype=bool)
+        if batch.ram is not None:
+            infos["ram"], infos["_ram"] = batch.ram, np.ones(n, dtype=bool)
         for k in np.flatnonzero(batch.reset).tolist():  # a reset row reports the reset's info
             infos = self._add_info(infos, batch.reset_info(k), k)
         if n < self.num_envs:  # a partial batch names its rows
@@ -148,7 +158,9 @@ class AleVectorEnv(GymVectorBase):
         final_info: dict[str, Any] = {}
         for k in np.flatnonzero(dones).tolist():
             final_obs[k] = batch.final_obs[k]
-            step_info = {key: int(getattr(batch, key)[k]) for key in _STEP_INFO_KEYS}
+            step_info: dict[str, Any] = {key: int(getattr(batch, key)[k]) for key in _STEP_INFO_KEYS}
+            if batch.ram is not None:
+                step_info["ram"] = batch.final_ram[k]
             final_info = self._add_info(final_info, step_info, k)
         infos.update({"final_obs": final_obs, "_final_obs": dones.copy(), "final_info": final_info,
                       "_final_info": dones.copy()})

@@ -55,9 +55,13 @@ def reference_spec(preset: str, game: str) -> gym.envs.registration.EnvSpec:
     return gym.spec(SPEC_IDS[preset].format(name))
 
 
-def info_columns(batch: Any) -> dict[str, np.ndarray]:
-    """The columns of a StepBatch that ``SB3Contract._step_infos`` reads, by INFO_COLUMNS name."""
-    return {name: getattr(batch, name) for name in INFO_COLUMNS}
+def info_columns(batch: Any) -> dict[str, Any]:
+    """The columns of a StepBatch that ``SB3Contract._step_infos`` reads, by INFO_COLUMNS name; with
+    ram_info also ``ram`` (rows, 128) and ``final_ram`` (row -> the RAM beside its final obs)."""
+    columns: dict[str, Any] = {name: getattr(batch, name) for name in INFO_COLUMNS}
+    if batch.ram is not None:
+        columns["ram"], columns["final_ram"] = batch.ram, batch.final_ram
+    return columns
 
 
 def check_option_names(owner: str, options: Mapping[str, Any]) -> None:
@@ -127,6 +131,11 @@ class SB3Contract:
             raise ValueError(f"render_mode must be 'rgb_array' or None, got {render_mode!r}")
         num_envs = check_int("num_envs", num_envs, 1)
         layout, self._transposed = sb3_layout(preset, channels_last)
+        if options.get("obs_type") is not None:  # AtariEnv's own obs, as make_vec_env gives them
+            if channels_last:
+                raise ValueError(f"channels_last=True means nothing with obs_type={options['obs_type']!r}: the "
+                                 "observations are AtariEnv's own (its RGB ones are channels-last already)")
+            layout, self._transposed = "frames", False
         batch = build_batch(game, num_envs, preset, layout=layout, next_step_autoreset=False, **options)
         self.games = batch.games
         self.game = batch.games[0] if len(set(batch.games)) == 1 else list(batch.games)
@@ -155,10 +164,12 @@ class SB3Contract:
     def _episode_time(self) -> float:
         return round(time.time() - self.t_start, 6)
 
-    def _step_infos(self, columns: Mapping[str, np.ndarray], finals: Mapping[int, np.ndarray],
+    def _step_infos(self, columns: Mapping[str, Any], finals: Mapping[int, np.ndarray],
                     failed: Collection[int], now: float) -> list[dict[str, Any]]:
         """SB3's info dicts of a step's envs (row j of the columns), ``{}`` for a failed env; ``now``
-        is ``_episode_time()`` at the step. ``finals`` (row -> stack at the done) are given out as they are."""
+        is ``_episode_time()`` at the step. ``finals`` (row -> stack at the done) are given out as they are;
+        with ram_info, ``info["ram"]`` is the RAM at the obs and ``info["terminal_ram"]`` at ``terminal_observation``."""
+        ram = columns.get("ram")
         lists = {name: columns[name].tolist() for name in INFO_COLUMNS}
         failed = set(failed)
         infos: list[dict[str, Any]] = []
@@ -174,6 +185,10 @@ class SB3Contract:
             info["TimeLimit.truncated"] = lists["time_limit"][j]
             if j in finals:
                 info["terminal_observation"] = self._view(finals[j])
+            if ram is not None:
+                info["ram"] = ram[j]
+                if j in finals:
+                    info["terminal_ram"] = columns["final_ram"][j]
             infos.append(info)
         return infos
 
@@ -257,7 +272,8 @@ class SB3Contract:
                 "clipped per-life sums. The env already reports episodes as SB3's Monitor does: drop VecMonitor, "
                 "or use sb3_ale_vec.AleVecMonitor to also write monitor.csv files.", UserWarning, stacklevel=2)
         indices = list(self._get_indices(indices))  # type: ignore[attr-defined]
-        if self.preset != "sb3":  # other chains are not SB3's wrappers; Monitor stands for the true scores
+        if self.preset != "sb3" or self.config.obs_type != _engine.ObsType.PROCESSED:  # not SB3's wrappers
+            # (AtariEnv alone, or another preset's chain); Monitor stands for the true scores
             return [wrapper_class is Monitor for _ in indices]
         if wrapper_class is atari_wrappers.FireResetEnv:  # decided per game
             return [self._configs[i].fire_reset for i in indices]

@@ -22,8 +22,14 @@ _WRAPPER_KWARGS = {o.wrapper: o.name for o in OPTIONS if o.wrapper}
 _ENV_KWARGS = {o.atari_env: o.name for o in OPTIONS if o.atari_env} | {
     "game": None,  # read from the id
     "render_mode": "render_mode",
-    "obs_type": None,  # only "rgb", what AtariWrapper needs
+    "obs_type": None,  # "rgb", what AtariWrapper needs, or "ram": make_vec_env's AtariEnv alone
 }
+
+
+def _ram_id(env_id: str) -> str:
+    """ale-py 0.9+ registers no ``-ram`` ids: ``"Breakout-ramNoFrameskip-v4"`` is now
+    ``"BreakoutNoFrameskip-v4"`` with ``obs_type="ram"`` (``ALE/Breakout-ram-v5``: ``ALE/Breakout-v5``)."""
+    return env_id.replace("-ram", "", 1)
 
 
 def make_ale_vec_env(
@@ -45,6 +51,12 @@ def make_ale_vec_env(
     and an env frame skip of 4, below ``AtariWrapper``'s own, as ``make_atari_env`` does) or
     ``"Pong-v4"``.
 
+    RAM observations (``env_kwargs={"obs_type": "ram"}``, or an old ``-ram`` id such as
+    ``"Breakout-ramNoFrameskip-v4"``) give what ``make_vec_env(id, n_envs, seed,
+    env_kwargs={"obs_type": "ram"})`` gives, the RAM workflow of SB3's ``MlpPolicy``: ``AtariEnv``
+    alone under ``Monitor``, 128 uint8 per observation; ``AtariWrapper`` cannot take RAM, so
+    ``wrapper_kwargs`` are refused.
+
     :param env_id: a gymnasium Atari id
     :param n_envs: number of envs
     :param seed: env i is seeded with ``seed + i`` at the first reset
@@ -59,8 +71,9 @@ def make_ale_vec_env(
         (``functools.partial(RayAleVecEnv, num_shards=4)`` spreads them over a Ray cluster)
     :param engine_kwargs: further ``AleNativeVecEnv`` options (``num_threads``, ``stack_num``, ...)
     """
+    ram_id = "-ram" in env_id
     try:
-        spec = gym.spec(env_id)
+        spec = gym.spec(_ram_id(env_id) if ram_id else env_id)
     except gym.error.Error as error:
         raise ValueError(f"{env_id!r} is not a registered gymnasium id: {error}") from None
     if "AtariEnv" not in str(spec.entry_point):
@@ -73,10 +86,14 @@ def make_ale_vec_env(
             options["img_height"] = options["img_width"] = value
         elif key in _WRAPPER_KWARGS:
             options[_WRAPPER_KWARGS[key]] = value
-    env_options = {**spec.kwargs, **(env_kwargs or {})}
+    env_options = {**spec.kwargs, **({"obs_type": "ram"} if ram_id else {}), **(env_kwargs or {})}
     unknown |= {f"env_kwargs[{k!r}]" for k in env_options if k not in _ENV_KWARGS}
-    if env_options.get("obs_type", "rgb") != "rgb":
-        unknown.add(f"env_kwargs['obs_type']={env_options['obs_type']!r} (AtariWrapper needs 'rgb')")
+    ram = env_options.get("obs_type", "rgb") == "ram"
+    if env_options.get("obs_type", "rgb") not in ("rgb", "ram"):
+        unknown.add(f"env_kwargs['obs_type']={env_options['obs_type']!r} (AtariWrapper needs 'rgb'; 'ram' is "
+                    "make_vec_env's AtariEnv alone)")
+    if ram and wrapper_kwargs:
+        unknown.add(f"wrapper_kwargs with RAM observations (AtariWrapper cannot take RAM): {sorted(wrapper_kwargs)}")
     if unknown:
         raise ValueError(f"make_ale_vec_env does not support: {', '.join(sorted(unknown))}. Supported "
                          f"wrapper_kwargs: {', '.join([*_WRAPPER_KWARGS, 'screen_size'])}; env_kwargs: "
@@ -93,6 +110,12 @@ def make_ale_vec_env(
         options["max_num_frames_per_episode"] = 0
     if options["render_mode"] == "human":
         options["render_mode"] = "rgb_array"  # VecEnv.render("human") shows the tiles with OpenCV
+    if ram:  # AtariEnv alone: its frame skip is the engine's frameskip (a range stays env_frameskip's)
+        del options["stack_num"], options["channels_last"]
+        skip = options.pop("env_frameskip", 1)
+        options.update(obs_type="ram", frameskip=1 if isinstance(skip, tuple) else skip)
+        if isinstance(skip, tuple):
+            options["env_frameskip"] = skip
     options.update(engine_kwargs)
 
     env = vec_env_class(env_options["game"], n_envs, seed=seed, **options)

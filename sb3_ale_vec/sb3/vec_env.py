@@ -56,6 +56,12 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
     :param env_frameskip: the frame skip of gymnasium's ``AtariEnv`` below SB3's wrappers (its
         ``frameskip``): 1 as in ``*NoFrameskip-v4``, 4 as in ``ALE/*-v5``, or a ``(low, high)``
         range drawn every step as in plain ``*-v4``. ``frameskip`` repeats these steps.
+    :param obs_type: ``None`` (the preset's frames) or ``"ram"``, ``"rgb"``, ``"grayscale"``: ``AtariEnv``'s
+        own observations with no preprocessing, as ``make_vec_env("<Game>-ramNoFrameskip-v4")`` gives
+        them (then ``frameskip`` is ``AtariEnv``'s; ``frameskip=1`` for the ``NoFrameskip`` ids;
+        ``sb3_ale_vec.obs_types`` says what the other options mean)
+    :param ram_info: ``info["ram"]``, the RAM (128 uint8) at each observation's frame, and
+        ``info["terminal_ram"]`` beside ``terminal_observation`` (also in ``reset_infos``)
     :param num_threads: worker threads (0: one per core, at most ``num_envs``)
     :param thread_affinity_offset: pin worker t to core ``offset + t`` (-1: no pinning)
     :param render_mode: ``"rgb_array"`` (``get_images`` and video) or ``None``
@@ -87,6 +93,8 @@ class AleNativeVecEnv(SB3Contract, VecEnv):
         mode: int | None = None,
         difficulty: int | None = None,
         env_frameskip: int | tuple[int, int] = 1,
+        obs_type: str | None = None,
+        ram_info: bool = False,
         num_threads: int = 0,
         thread_affinity_offset: int = -1,
         render_mode: str | None = "rgb_array",

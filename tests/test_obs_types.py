@@ -14,8 +14,8 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from stable_baselines3.common.env_util import make_vec_env
 
-from compare import assert_equal
 from helpers import compare_rollouts
+from test_gymnasium import compare as compare_steps
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, make_ale_vec_env
 from sb3_ale_vec.games import camel_name
 
@@ -33,25 +33,12 @@ def gym_pair(games, obs_type, mode=NEXT, **kwargs):
 
 
 def compare(ref, ours, steps, seed=3, reset_mask_every=0):
-    """Same seeds and actions; everything returned equal. Returns the episode ends seen."""
-    for name in ("single_observation_space", "single_action_space", "observation_space"):
-        assert getattr(ours, name) == getattr(ref, name), name
-    n, rng, ends = ref.num_envs, np.random.default_rng(seed), 0
-    assert_equal(ref.reset(seed=seed), ours.reset(seed=seed), "reset")
-    for t in range(steps):
-        if reset_mask_every and t % reset_mask_every == reset_mask_every - 1:
-            mask = rng.random(n) < 0.5
-            mask[t % n] = True
-            seeds = [int(s) if m else None for s, m in zip(rng.integers(0, 2**40, n), mask)]
-            assert_equal(ref.reset(seed=seeds, options={"reset_mask": mask}),
-                         ours.reset(seed=seeds, options={"reset_mask": mask.copy()}), f"reset_mask t={t}")
-        actions = rng.integers(0, ref.single_action_space.n, n)
-        expected = ref.step(actions)
-        assert_equal(expected, ours.step(actions), f"t={t}")
-        ends += int((expected[2] | expected[3]).sum())
-    ref.close()
-    ours.close()
-    return ends
+    """test_gymnasium's comparison (spaces, resets, masked resets, steps), then both closed."""
+    try:
+        return compare_steps(ref, ours, steps, seed, reset_mask_every)
+    finally:
+        ref.close()
+        ours.close()
 
 
 @pytest.mark.parametrize("obs_type", ["rgb", "grayscale", "ram"])

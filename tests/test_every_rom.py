@@ -1,0 +1,39 @@
+"""Every ROM ALE runs (104 of the 108 ale-py ships; the other four are refused by name, as neither
+reference can run them) on the SB3 and Gymnasium presets against their references, frame for frame.
+(The drop-in against ale-py's own AtariVectorEnv on every ROM: test_reset_ahead.py.)"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from all_roms import ROMS
+from gymnasium.vector import AutoresetMode
+from helpers import compare_rollouts, make_pair
+from test_gymnasium import run as run_gymnasium
+
+from sb3_ale_vec import AleNativeVecEnv
+from sb3_ale_vec.games import camel_name
+
+
+def _noop_max(game: str) -> int:
+    """NoopResetEnv and AtariPreprocessing play action 0 as their no-op: without NOOP there, none."""
+    return 30 if gym.make(f"ALE/{camel_name(game)}-v5").unwrapped.get_action_meanings()[0] == "NOOP" else 0
+
+
+@pytest.mark.slow  # every ROM, both presets, 2 envs x 60 steps: about 1 s each
+@pytest.mark.parametrize("game", ROMS)
+def test_every_rom_on_the_sb3_and_gymnasium_presets(game):
+    noop_max = _noop_max(game)
+    try:
+        ref, ours = make_pair(game, n_envs=2, seed=1, max_frames=160, noop_max=noop_max)
+    except AssertionError:  # AtariWrapper's FireResetEnv: FIRE not action 1 (Video Checkers): ours refuses too
+        with pytest.raises(ValueError, match="use_fire_reset=True needs FIRE as action 1"):
+            AleNativeVecEnv(game, 2, noop_max=noop_max)
+    else:
+        try:
+            assert compare_rollouts(ref, ours, 60).dones > 0  # 160 frames: every env resets
+        finally:
+            ref.close()
+            ours.close()
+    assert run_gymnasium([game] * 2, AutoresetMode.NEXT_STEP, 60, noop_max=noop_max,
+                         max_num_frames_per_episode=160) > 0

@@ -63,3 +63,23 @@ def pytest_sessionfinish(session, exitstatus):
         for report in skipped:
             reporter.write_line(f"SKIPPED, and SB3_ALE_VEC_NO_SKIPS=1 forbids it: {report.nodeid}: {report.longrepr}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# Where the suite's time goes, by file: SB3_ALE_VEC_DURATIONS=1 (CI sets it) prints the per-file sums
+# of setup, call and teardown at the end (the controller sees every xdist worker's reports).
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    if os.environ.get("SB3_ALE_VEC_DURATIONS") == "1":
+        name = report.nodeid.split("::")[0]
+        _FILE_SECONDS[name] = _FILE_SECONDS.get(name, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FILE_SECONDS:
+        return
+    total = sum(_FILE_SECONDS.values())
+    terminalreporter.write_line(f"seconds by file (setup, call, teardown; {total:.0f} in all, every worker):")
+    for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"  {seconds:8.1f}  {100 * seconds / total:5.1f}%  {name}")

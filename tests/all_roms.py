@@ -16,10 +16,14 @@ TALL_SCREENS = {"adventure": 250, "air_raid": 250, "carnival": 214, "journey_esc
                 "king_kong": 250, "klax": 250, "laser_gates": 250, "mr_do": 250, "pacman": 250, "pooyan": 220,
                 "sir_lancelot": 250, "space_war": 250}
 TALL = sorted(TALL_SCREENS)
+# One of each height (Air Raid: 250 rows and odd palette indices), for the tests that cross every preset
+# and option with them; test_every_rom.py and test_reset_ahead.py run all 13 (and every other ROM).
+TALL_SAMPLE = ["air_raid", "carnival", "journey_escape", "pooyan"]
 
 
 def screen_height(rom: str) -> int:
-    """The rows of the ROM's screen, as ALE gives them after loading it."""
-    ale = ALEInterface()
-    ale.loadROM(str(roms.get_rom_path(rom)))
-    return int(ale.getScreen().shape[0])
+    """The rows of the ROM's screen, as ALE gives them after loading it (this build's ALE, whose colour
+    tables are shared: ale-py's builds them again at every load, half a second each)."""
+    from sb3_ale_vec import _engine
+
+    return _engine.screen_height(str(roms.get_rom_path(rom)))

@@ -201,7 +201,7 @@ def _chaos_then_equal_to_fresh(front: str, sequences: int) -> None:
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
 def test_chaos_short(front):
     sanitized = "san" in os.environ.get("LD_PRELOAD", "")  # (several times slower there)
-    _chaos_then_equal_to_fresh(front, 120 if sanitized else 240)
+    _chaos_then_equal_to_fresh(front, 60 if sanitized else 240)
 
 
 @pytest.mark.slow

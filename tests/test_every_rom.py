@@ -20,20 +20,20 @@ def _noop_max(game: str) -> int:
     return 30 if gym.make(f"ALE/{camel_name(game)}-v5").unwrapped.get_action_meanings()[0] == "NOOP" else 0
 
 
-@pytest.mark.slow  # every ROM, both presets, 2 envs x 60 steps: about 1 s each
+@pytest.mark.slow  # every ROM, both presets, one env each through a reset: about 1 s each
 @pytest.mark.parametrize("game", ROMS)
 def test_every_rom_on_the_sb3_and_gymnasium_presets(game):
     noop_max = _noop_max(game)
     try:
-        ref, ours = make_pair(game, n_envs=2, seed=1, max_frames=160, noop_max=noop_max)
+        ref, ours = make_pair(game, n_envs=1, seed=1, max_frames=160, noop_max=noop_max)
     except AssertionError:  # AtariWrapper's FireResetEnv: FIRE not action 1 (Video Checkers): ours refuses too
         with pytest.raises(ValueError, match="use_fire_reset=True needs FIRE as action 1"):
-            AleNativeVecEnv(game, 2, noop_max=noop_max)
+            AleNativeVecEnv(game, 1, noop_max=noop_max)
     else:
         try:
-            assert compare_rollouts(ref, ours, 60).dones > 0  # 160 frames: every env resets
+            assert compare_rollouts(ref, ours, 50).dones > 0  # 160 frames: it resets
         finally:
             ref.close()
             ours.close()
-    assert run_gymnasium([game] * 2, AutoresetMode.NEXT_STEP, 60, noop_max=noop_max,
+    assert run_gymnasium([game], AutoresetMode.NEXT_STEP, 50, noop_max=noop_max,
                          max_num_frames_per_episode=160) > 0

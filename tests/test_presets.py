@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.vector_env import AtariVectorEnv
-from all_roms import TALL
+from all_roms import TALL_SAMPLE
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
@@ -32,7 +32,7 @@ SAME = AutoresetMode.SAME_STEP
 
 @pytest.mark.parametrize("game, kwargs", [("breakout", {}), ("ms_pacman", {"grayscale": False}),
                                           ("pong", {"max_num_frames_per_episode": 400}),
-                                          *[(g, {"max_num_frames_per_episode": 400}) for g in TALL]])
+                                          *[(g, {"max_num_frames_per_episode": 400}) for g in TALL_SAMPLE]])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymnasiums_chain(game, kwargs):
     def make():
@@ -58,7 +58,7 @@ def test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymna
     ours.close()
 
 
-@pytest.mark.parametrize("game", ["breakout", *TALL])
+@pytest.mark.parametrize("game", ["breakout", *TALL_SAMPLE])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env(game):
     # What a DummyVecEnv of ALE's env would return: the step's info, and the reset's in reset_infos.
@@ -88,7 +88,7 @@ def test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env(game):
     ours.close()
 
 
-@pytest.mark.parametrize("game, frames", [("space_invaders", 108_000), *[(g, 600) for g in TALL]])
+@pytest.mark.parametrize("game, frames", [("space_invaders", 108_000), *[(g, 600) for g in TALL_SAMPLE]])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, SAME])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode, game, frames):
@@ -114,7 +114,7 @@ def test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env(mode,
     ours.close()
 
 
-@pytest.mark.parametrize("game", ["breakout", *TALL])
+@pytest.mark.parametrize("game", ["breakout", *TALL_SAMPLE])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_atari_wrapper(game):
     env_id, settings = no_frameskip_id(game)

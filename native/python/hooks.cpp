@@ -227,6 +227,16 @@ void add_hooks(py::module_& m) {
         "(frames, height, width) per ROM, the ROMs played at once on threads of their own.");
   m.def("_inject_fault", [](py::object engine, int env_id) { engine.attr("_inject_fault")(env_id); }, py::arg("engine"),
         py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
+  m.def(
+      "_rom_facts",
+      [](const std::string& rom_path) {
+        quiet_ale_logs();
+        ale::ALEInterface ale;  // this build's: its colour tables shared, so a load is cheap
+        ale.loadROM(rom_path);
+        return py::make_tuple(ale.getScreen().height(), ale.getAvailableModes().size(),
+                              ale.getAvailableDifficulties().size());
+      },
+      py::arg("rom_path"), "Docs: (screen rows, modes, difficulties) of a ROM ALE supports.");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),
         "Benchmark: the frames one ALE reset_game() emulates beyond those getFrameNumber() counts.");
   m.def(

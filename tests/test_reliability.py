@@ -47,9 +47,13 @@ def test_a_failing_env_keeps_the_others_data():
 @pytest.mark.nosan
 def test_ctrl_c_during_long_steps_interrupts_cleanly():
     # 256 envs on one thread: each reset or step keeps the engine busy long enough to be interrupted.
+    # The child installs Python's Ctrl-C handler itself: started from a background job of a
+    # non-interactive shell, it would inherit SIGINT ignored and never see the signal.
     proc = _python("""
+        import signal
         import numpy as np
         from sb3_ale_vec import AleNativeVecEnv
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         env = AleNativeVecEnv("pong", 256, num_threads=1)
         print("ready", flush=True)
         while True:

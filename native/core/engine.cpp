@@ -79,6 +79,10 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
 }
 
 Engine::~Engine() {
+  // The tasks first: queued ones dropped, running ones finished (a reset may be rebuilding its env
+  // right now), so that nothing writes envs_ while it is read here; then the idle threads'
+  // prepares are told to stop early (closing waits for no probe).
+  pool_.cancel();
   for (const auto& env : envs_) {
     if (env) env->cancel_prepare();
   }

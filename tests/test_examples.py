@@ -100,6 +100,16 @@ def test_benchmark_interleaves_the_resets_ahead_ab_and_another_trees_build(tmp_p
     assert len(set(frames.values())) == 1, frames
 
 
+def test_startup_tool_times_both_peers_in_fresh_processes():
+    out = _run([sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "startup.py"), "--num-envs", "2,3",
+                "--repeats", "1"])
+    rows = [line.split() for line in out.splitlines() if line.startswith(("sb3_ale_vec ", "ale_py "))]
+    assert sorted((r[0], r[1]) for r in rows) == [("ale_py", "2"), ("ale_py", "3"), ("sb3_ale_vec", "2"),
+                                                  ("sb3_ale_vec", "3")]
+    assert all(float(x) > 0 for r in rows for x in r[2:])
+    assert out.count("MiB per env") == 2
+
+
 def test_benchmark_ppo_mode():
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--repeats", "1"])
     assert "ours / subproc" in out and "rollout steps/s" in out

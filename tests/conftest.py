@@ -66,14 +66,17 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # Where the suite's time goes, by file: SB3_ALE_VEC_DURATIONS=1 (CI sets it) prints the per-file sums
-# of setup, call and teardown at the end (the controller sees every xdist worker's reports).
+# of setup, call and teardown at the end (the controller sees every xdist worker's reports), then the
+# slowest tests.
 _FILE_SECONDS: dict[str, float] = {}
+_TEST_SECONDS: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report):
     if os.environ.get("SB3_ALE_VEC_DURATIONS") == "1":
         name = report.nodeid.split("::")[0]
         _FILE_SECONDS[name] = _FILE_SECONDS.get(name, 0.0) + report.duration
+        _TEST_SECONDS[report.nodeid] = _TEST_SECONDS.get(report.nodeid, 0.0) + report.duration
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -83,3 +86,6 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(f"seconds by file (setup, call, teardown; {total:.0f} in all, every worker):")
     for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"  {seconds:8.1f}  {100 * seconds / total:5.1f}%  {name}")
+    terminalreporter.write_line("the 25 slowest tests (seconds):")
+    for name, seconds in sorted(_TEST_SECONDS.items(), key=lambda item: -item[1])[:25]:
+        terminalreporter.write_line(f"  {seconds:8.1f}  {name}")

@@ -25,8 +25,12 @@ def supported() -> list[str]:
     return [r for r in roms.get_all_rom_ids() if ALEInterface.isSupportedROM(str(roms.get_rom_path(r)))]
 
 
-@lru_cache(maxsize=None)
 def verdict(rom: str, mode: int = -1, difficulty: int = -1, sticky: float = 0.0) -> str:
+    return _probe(rom, mode, difficulty, sticky)  # one cache key however the arguments were spelled
+
+
+@lru_cache(maxsize=None)
+def _probe(rom: str, mode: int, difficulty: int, sticky: float) -> str:
     return _testing._probe_reset(str(roms.get_rom_path(rom)), mode, difficulty, sticky)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the engine with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer, side by side,
+# Build the engine with AddressSanitizer + UndefinedBehaviorSanitizer, then with ThreadSanitizer,
 # each in a scratch copy of the repo, and run the engine's own tests against each build: its C++
 # tests (tests/native/, no Python), then its Python tests.
 # Python itself is not instrumented: the sanitizer runtime (and libstdc++, for ASan's exception
@@ -38,24 +38,13 @@ export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters her
 # `sanitize.sh` (CI): the Python tests' quick tier; `sanitize.sh all`: their slow tier too (an hour).
 tier="not slow and"
 [[ "${1:-}" == "all" ]] && tier=""
-# The two builds run side by side, each logging to its own file, shown in turn once both are done:
-# their single-threaded parts (the C++ tests, pytest) then overlap instead of queueing.
-logs=$(mktemp -d)
 # ASan + UBSan: every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
   tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py -m "$tier not nosan" > "$logs/address" 2>&1 &
-address=$!
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py -m "$tier not nosan"
 # TSan: the tests whose work crosses threads (batches, failures, close, thread counts, ALE's shared
-# colour-averaging tables); the longest part, so on two xdist workers once ASan's are done.
+# colour-averaging tables).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
   tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py -m "$tier tsan and not nosan" -n 2 > "$logs/thread" 2>&1 &
-thread=$!
-status=0
-wait "$address" || status=1
-wait "$thread" || status=1
-cat "$logs/address" "$logs/thread"
-rm -rf "$logs"
-exit $status
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py -m "$tier tsan and not nosan"

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,19 @@ namespace sb3ale {
 /// Sets ALE's process-wide log level to errors only, once: a second write, racing with the
 /// emulators' reads of it on worker threads, would be a data race.
 void quiet_ale_logs();
+
+/// read(ale) on a throwaway emulator with the ROM loaded (a ROM's facts: rows, actions, modes); a
+/// ROM ALE does not know is refused first with std::invalid_argument (its loadROM would end the process).
+template <typename Read>
+auto with_rom(const std::string& rom_path, Read read) {
+  if (!ale::ALEInterface::isSupportedROM(rom_path)) {
+    throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
+  }
+  quiet_ale_logs();  // before the constructor: it logs a banner
+  ale::ALEInterface ale;
+  ale.loadROM(rom_path);
+  return read(ale);
+}
 
 /// A ROM's colours: what ALE's palette gives for each screen byte (palette index).
 struct Palette {

@@ -20,26 +20,13 @@ using sb3ale::PyVectorizer;
 
 namespace {
 
-/// read(ale) on a throwaway emulator with the ROM loaded; a ROM ALE does not know is refused first
-/// (its loadROM would end the process).
-template <typename Read>
-auto with_rom(const std::string& rom_path, Read read) {
-  if (!ale::ALEInterface::isSupportedROM(rom_path)) {
-    throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
-  }
-  sb3ale::quiet_ale_logs();  // before the constructor: it logs a banner
-  ale::ALEInterface ale;
-  ale.loadROM(rom_path);
-  return read(ale);
-}
-
 /// The rows of the ROM's screen (210 for most; 214-250 for 13 of them): what raw screens measure.
 int screen_height(const std::string& rom_path) {
-  return with_rom(rom_path, [](ale::ALEInterface& ale) { return static_cast<int>(ale.getScreen().height()); });
+  return sb3ale::with_rom(rom_path, [](ale::ALEInterface& ale) { return static_cast<int>(ale.getScreen().height()); });
 }
 
 std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {
-  return with_rom(rom_path, [&](ale::ALEInterface& ale) {
+  return sb3ale::with_rom(rom_path, [&](ale::ALEInterface& ale) {
     const ale::ActionVect actions = full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet();
     return std::vector<int>(actions.begin(), actions.end());
   });

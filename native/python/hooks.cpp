@@ -230,11 +230,11 @@ void add_hooks(py::module_& m) {
   m.def(
       "_rom_facts",
       [](const std::string& rom_path) {
-        quiet_ale_logs();
-        ale::ALEInterface ale;  // this build's: its colour tables shared, so a load is cheap
-        ale.loadROM(rom_path);
-        return py::make_tuple(ale.getScreen().height(), ale.getAvailableModes().size(),
-                              ale.getAvailableDifficulties().size());
+        // This build's ALE: its colour tables shared, so a load is cheap.
+        return with_rom(rom_path, [](ale::ALEInterface& ale) {
+          return py::make_tuple(ale.getScreen().height(), ale.getAvailableModes().size(),
+                                ale.getAvailableDifficulties().size());
+        });
       },
       py::arg("rom_path"), "Docs: (screen rows, modes, difficulties) of a ROM ALE supports.");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),

@@ -99,6 +99,7 @@ class NativeVectorizer:
         self._vec = _engine.Vectorizer(batch.configs, batch.num_threads, batch.thread_affinity_offset,
                                       check_int("batch_size", batch_size, 0, self.num_envs))
         self.obs_shape = tuple(self._vec.obs_shape)
+        self.ram_info = batch.configs[0].ram_info  # one option for the batch: every config has the same
         self.max_seed = ALE_MAX_SEED if batch.preset == "ale" else None
         self.batch_size = self._vec.batch_size
 

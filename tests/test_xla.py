@@ -69,9 +69,10 @@ def test_equal_to_ale_pys_own_xla_inside_jit_and_scan(game, kwargs):
     assert results[0][1][4]["frame_number"][-1].min() > 0
 
 
+@pytest.mark.parametrize("ram_info", [False, True])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_equal_to_the_drop_ins_own_step_with_a_partial_reset():
-    env, ref = AtariVectorEnv("breakout", 3), AtariVectorEnv("breakout", 3)
+def test_equal_to_the_drop_ins_own_step_with_a_partial_reset(ram_info):
+    env, ref = AtariVectorEnv("breakout", 3, ram_info=ram_info), AtariVectorEnv("breakout", 3, ram_info=ram_info)
     handle, reset, step = env.xla()
     handle, got = reset(handle, seed=1)
     assert data_equivalence(host(got), ref.reset(seed=1))
@@ -80,7 +81,7 @@ def test_equal_to_the_drop_ins_own_step_with_a_partial_reset():
     expected = [ref.step(a) for a in actions]
     stacked = tuple(np.stack([e[j] for e in expected]) for j in range(4))
     infos = {key: np.stack([e[4][key] for e in expected]) for key in expected[0][4]}
-    assert data_equivalence(host(out), (*stacked, infos))
+    assert ("ram" in infos) == ram_info and data_equivalence(host(out), (*stacked, infos))
     mask = np.array([False, True, False])
     handle, got = reset(handle, seed=np.array([9]), reset_mask=mask)
     assert data_equivalence(host(got), ref.reset(seed=np.array([9]), options={"reset_mask": mask}))
@@ -89,12 +90,19 @@ def test_equal_to_the_drop_ins_own_step_with_a_partial_reset():
     env.close(), ref.close()
 
 
-@pytest.mark.parametrize("preset, game, mode, life", [("gymnasium", "pong", "NextStep", False),
-                                                     ("gymnasium", "breakout", "SameStep", True),
-                                                     ("sb3", "breakout", "SameStep", True)])
+@pytest.mark.parametrize("preset, game, mode, life, kwargs", [
+    ("gymnasium", "pong", "NextStep", False, {}),
+    ("gymnasium", "breakout", "SameStep", True, {"ram_info": True}),
+    ("sb3", "breakout", "SameStep", True, {}),
+    ("sb3", "breakout", "SameStep", True, {"ram_info": True}),
+    ("gymnasium", "breakout", "NextStep", False, {"obs_type": "ram", "ram_info": True}),
+    ("gymnasium", "pooyan", "SameStep", False, {"obs_type": "grayscale", "frameskip": 2,
+                                                "max_num_frames_per_episode": 150})])  # 220 rows
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_ale_vector_env_xla_equals_its_step(preset, game, mode, life):
-    env, ref = (AleVectorEnv(game, 3, preset=preset, autoreset_mode=mode, episodic_life=life) for _ in range(2))
+def test_ale_vector_env_xla_equals_its_step(preset, game, mode, life, kwargs):
+    env, ref = (AleVectorEnv(game, 3, preset=preset, autoreset_mode=mode, episodic_life=life, **kwargs)
+                for _ in range(2))
+    ram = kwargs.get("ram_info", False)
     handle, reset, step = env.xla()
     handle, (obs, info) = host(reset(handle, seed=3))
     ref_obs, ref_info = ref.reset(seed=3)
@@ -109,21 +117,23 @@ def test_ale_vector_env_xla_equals_its_step(preset, game, mode, life):
         o, r, te, tr, i = ref.step(a)
         assert np.array_equal(obs[t], o) and np.array_equal(rewards[t], r.astype(np.float32))
         assert np.array_equal(terminated[t], te) and np.array_equal(truncated[t], tr)
-        for key in ("lives", "episode_frame_number", "frame_number", "_lives", "_frame_number"):
+        for key in ("lives", "episode_frame_number", "frame_number", "_lives", "_frame_number",
+                    *(("ram", "_ram") if ram else ())):
             assert np.array_equal(info[key][t], i[key]), key
         if "final_obs" in i:
             finals += 1
             assert np.array_equal(info["_final_obs"][t], i["_final_obs"])
             for k in np.flatnonzero(i["_final_obs"]):
                 assert np.array_equal(info["final_obs"][t][k], i["final_obs"][k])
-                for key in ("lives", "episode_frame_number", "frame_number"):
-                    assert info["final_info"][key][t][k] == i["final_info"][key][k], key
+                for key in ("lives", "episode_frame_number", "frame_number", *(("ram",) if ram else ())):
+                    assert np.array_equal(info["final_info"][key][t][k], i["final_info"][key][k]), key
         if "episode" in i:
             games += 1
             assert np.array_equal(info["_episode"][t], i["_episode"])
             assert np.allclose(info["episode"]["r"][t], i["episode"]["r"])
             assert np.array_equal(info["episode"]["l"][t], i["episode"]["l"])
     assert ("episode" in info) == (preset == "sb3") and ("final_obs" in info) == (mode == "SameStep")
+    assert ("ram" in info) == ram and ("ram" in info.get("final_info", {"ram": 0})) == (ram or mode == "NextStep")
     assert finals > 0 or mode == "NextStep"
     env.close(), ref.close()
 

@@ -68,11 +68,11 @@ const DeviceCopy kCuda{
     [](void* stream) { return check(driver().sync(stream)); }};
 
 constexpr std::array<ffi::DataType, 3> kResetArgs{ffi::U8, ffi::S32, ffi::S32};
-constexpr std::array<ffi::DataType, 6> kResetRets{ffi::U8, ffi::U8, ffi::S32, ffi::S32, ffi::S32, ffi::S32};
+constexpr std::array<ffi::DataType, 7> kResetRets{ffi::U8, ffi::U8, ffi::S32, ffi::S32, ffi::S32, ffi::S32, ffi::U8};
 constexpr std::array<ffi::DataType, 3> kStepArgs{ffi::U8, ffi::S32, ffi::F32};
-constexpr std::array<ffi::DataType, 15> kStepRets{ffi::U8,  ffi::U8,  ffi::F32, ffi::PRED, ffi::PRED,
-                                                  ffi::S32, ffi::S32, ffi::S32, ffi::S32,  ffi::PRED,
-                                                  ffi::F32, ffi::S32, ffi::PRED, ffi::S32, ffi::U8};
+constexpr std::array<ffi::DataType, 17> kStepRets{ffi::U8,  ffi::U8,   ffi::F32, ffi::PRED, ffi::PRED, ffi::S32,
+                                                  ffi::S32,  ffi::S32,  ffi::S32, ffi::PRED, ffi::F32,  ffi::S32,
+                                                  ffi::PRED, ffi::S32,  ffi::U8,  ffi::U8,   ffi::U8};
 
 ffi::Error no_driver() {
   return ffi::Error(ffi::ErrorCode::kFailedPrecondition, "sb3_ale_vec: " + driver().error);

@@ -105,6 +105,27 @@ std::vector<Row> receive(Vectorizer& vec, uint8_t* out) {
   return rows;
 }
 
+/// ram_info's column: each row's RAM (or zeros where the row has none), if the call asked for it (an
+/// empty buffer: it did not). Returns the error of a buffer of the wrong size.
+std::string write_ram(const std::vector<Row>& rows, size_t batch, const uint8_t* Row::*field,
+                      ffi::Result<ffi::Buffer<ffi::U8>>& out) {
+  const size_t size = out->element_count();
+  if (size == 0) return "";
+  if (size != batch * kRamSize) {
+    return "ram has " + std::to_string(size) + " elements, expected " + std::to_string(batch * kRamSize);
+  }
+  for (size_t k = 0; k < rows.size(); ++k) {
+    uint8_t* row_out = out->typed_data() + k * kRamSize;
+    const uint8_t* ram = rows[k].*field;
+    if (ram != nullptr) {
+      std::copy_n(ram, kRamSize, row_out);
+    } else {
+      std::fill_n(row_out, kRamSize, uint8_t{0});
+    }
+  }
+  return "";
+}
+
 void write_info(const Row& row, size_t k, ffi::Result<ffi::Buffer<ffi::S32>>& out_ids,
                 ffi::Result<ffi::Buffer<ffi::S32>>& lives, ffi::Result<ffi::Buffer<ffi::S32>>& frame_number,
                 ffi::Result<ffi::Buffer<ffi::S32>>& episode_frame_number) {
@@ -118,7 +139,7 @@ ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi
                  ffi::Result<ffi::Buffer<ffi::U8>> new_handle, ffi::Result<ffi::Buffer<ffi::U8>> obs,
                  ffi::Result<ffi::Buffer<ffi::S32>> out_ids, ffi::Result<ffi::Buffer<ffi::S32>> lives,
                  ffi::Result<ffi::Buffer<ffi::S32>> frame_number,
-                 ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number) {
+                 ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number, ffi::Result<ffi::Buffer<ffi::U8>> ram) {
   return with_engine(handle, new_handle, [&](Vectorizer& vec) {
     const auto batch = static_cast<size_t>(vec.batch_size());
     const size_t count = env_ids.element_count();
@@ -137,7 +158,8 @@ ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi
     vec.send_reset(ids, seed_words, [out](size_t) { return out; });
     const std::vector<Row> rows = receive(vec, out);
     for (size_t k = 0; k < rows.size(); ++k) write_info(rows[k], k, out_ids, lives, frame_number, episode_frame_number);
-    return ffi::Error::Success();
+    const std::string error = write_ram(rows, batch, &Row::ram, ram);
+    return error.empty() ? ffi::Error::Success() : ffi::Error::InvalidArgument("sb3_ale_vec: " + error);
   });
 }
 
@@ -149,7 +171,8 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
                 ffi::Result<ffi::Buffer<ffi::S32>> episode_frame_number, ffi::Result<ffi::Buffer<ffi::PRED>> game_end,
                 ffi::Result<ffi::Buffer<ffi::F32>> episode_return, ffi::Result<ffi::Buffer<ffi::S32>> episode_steps,
                 ffi::Result<ffi::Buffer<ffi::PRED>> reset, ffi::Result<ffi::Buffer<ffi::S32>> step_info,
-                ffi::Result<ffi::Buffer<ffi::U8>> final_obs) {
+                ffi::Result<ffi::Buffer<ffi::U8>> final_obs, ffi::Result<ffi::Buffer<ffi::U8>> ram,
+                ffi::Result<ffi::Buffer<ffi::U8>> final_ram) {
   return with_engine(handle, new_handle, [&](Vectorizer& vec) {
     const auto batch = static_cast<size_t>(vec.batch_size());
     const size_t obs_size = vec.obs_size();
@@ -192,7 +215,9 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
         }
       }
     }
-    return ffi::Error::Success();
+    std::string error = write_ram(rows, batch, &Row::ram, ram);
+    if (error.empty()) error = write_ram(rows, batch, &Row::final_ram, final_ram);
+    return error.empty() ? ffi::Error::Success() : ffi::Error::InvalidArgument("sb3_ale_vec: " + error);
   });
 }
 
@@ -208,7 +233,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_reset, Reset,
                                   .Ret<ffi::Buffer<ffi::S32>>()   // env_id
                                   .Ret<ffi::Buffer<ffi::S32>>()   // lives
                                   .Ret<ffi::Buffer<ffi::S32>>()   // frame_number
-                                  .Ret<ffi::Buffer<ffi::S32>>());  // episode_frame_number
+                                  .Ret<ffi::Buffer<ffi::S32>>()   // episode_frame_number
+                                  .Ret<ffi::Buffer<ffi::U8>>());  // ram (ram_info; empty otherwise)
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_step, Step,
                               ffi::Ffi::Bind()
@@ -229,22 +255,26 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(sb3_ale_vec_xla_step, Step,
                                   .Ret<ffi::Buffer<ffi::S32>>()    // episode_steps (at game_end)
                                   .Ret<ffi::Buffer<ffi::PRED>>()   // reset (the obs starts a new episode)
                                   .Ret<ffi::Buffer<ffi::S32>>()    // the step's lives, frame_number, episode_frame_number
-                                  .Ret<ffi::Buffer<ffi::U8>>());   // final obs (SAME_STEP; empty otherwise)
+                                  .Ret<ffi::Buffer<ffi::U8>>()     // final obs (SAME_STEP; empty otherwise)
+                                  .Ret<ffi::Buffer<ffi::U8>>()     // ram (ram_info; empty otherwise)
+                                  .Ret<ffi::Buffer<ffi::U8>>());   // final ram (SAME_STEP and ram_info)
 
 // The targets' bodies on host buffers (xla_stage.hpp): the CUDA targets stage through these.
-ffi::Error reset_on_host(const HostArgs<3>& a, const HostArgs<6>& r) {
+ffi::Error reset_on_host(const HostArgs<3>& a, const HostArgs<7>& r) {
   using B8 = ffi::Buffer<ffi::U8>;
   using B32 = ffi::Buffer<ffi::S32>;
-  return Reset(B8(a[0]), B32(a[1]), B32(a[2]), B8(r[0]), B8(r[1]), B32(r[2]), B32(r[3]), B32(r[4]), B32(r[5]));
+  return Reset(B8(a[0]), B32(a[1]), B32(a[2]), B8(r[0]), B8(r[1]), B32(r[2]), B32(r[3]), B32(r[4]), B32(r[5]),
+               B8(r[6]));
 }
 
-ffi::Error step_on_host(const HostArgs<3>& a, const HostArgs<15>& r) {
+ffi::Error step_on_host(const HostArgs<3>& a, const HostArgs<17>& r) {
   using B8 = ffi::Buffer<ffi::U8>;
   using B32 = ffi::Buffer<ffi::S32>;
   using BF = ffi::Buffer<ffi::F32>;
   using BP = ffi::Buffer<ffi::PRED>;
   return Step(B8(a[0]), B32(a[1]), BF(a[2]), B8(r[0]), B8(r[1]), BF(r[2]), BP(r[3]), BP(r[4]), B32(r[5]), B32(r[6]),
-              B32(r[7]), B32(r[8]), BP(r[9]), BF(r[10]), B32(r[11]), BP(r[12]), B32(r[13]), B8(r[14]));
+              B32(r[7]), B32(r[8]), BP(r[9]), BF(r[10]), B32(r[11]), BP(r[12]), B32(r[13]), B8(r[14]),
+              B8(r[15]), B8(r[16]));
 }
 
 bool available() { return true; }

@@ -36,8 +36,8 @@ void* step_cuda_handler();
 namespace sb3ale::xla {
 
 /// The CPU targets' bodies on host buffers, in the order their bindings list them.
-::xla::ffi::Error reset_on_host(const HostArgs<3>& args, const HostArgs<6>& rets);
-::xla::ffi::Error step_on_host(const HostArgs<3>& args, const HostArgs<15>& rets);
+::xla::ffi::Error reset_on_host(const HostArgs<3>& args, const HostArgs<7>& rets);
+::xla::ffi::Error step_on_host(const HostArgs<3>& args, const HostArgs<17>& rets);
 
 }  // namespace sb3ale::xla
 #endif

@@ -93,7 +93,8 @@ def register(jax: Any) -> None:
 def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
     """``(handle, reset, step)`` for ``env``; ``kind`` is ``"ale"`` (the drop-in: ale-py's seeds, int32
     rewards, NEXT_STEP) or ``"gymnasium"`` (AleVectorEnv, any preset: its seeds, its info keys, float32
-    rewards; NEXT_STEP, or SAME_STEP with dense ``final_obs``/``final_info``, zeros where no reset)."""
+    rewards; NEXT_STEP, or SAME_STEP with dense ``final_obs``/``final_info``, zeros where no reset). With
+    ram_info, ``info["ram"]`` as ``step()`` gives it, and SAME_STEP's ``final_info["ram"]``."""
     jax, jnp = import_jax()
     mode = AutoresetMode(env.autoreset_mode)
     # ale-py's xla() asserts NEXT_STEP; AleVectorEnv's SB3 chain only resets in the same step.
@@ -109,27 +110,33 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
     table = jnp.asarray(np.asarray(env.map_action_idx) if continuous else 0,
                         dtype=jnp.int32)
     scores = kind == "gymnasium" and env._scores.enabled  # the true game scores, where the chain hides them
+    ram = env._native.ram_info  # info["ram"] (and SAME_STEP's final RAM); the targets skip empty buffers
+    masked = (*_GYM_INFO_KEYS, "ram") if ram else _GYM_INFO_KEYS  # gymnasium's keys with a `_` mask
 
     def info_struct(dtype: Any) -> Any:
         return jax.ShapeDtypeStruct((batch,), dtype)
 
     handle_struct = jax.ShapeDtypeStruct((8,), jnp.uint8)
     obs_struct = jax.ShapeDtypeStruct(obs_shape, jnp.uint8)
-    reset_call = jax.ffi.ffi_call(RESET_TARGET, (handle_struct, obs_struct, *[info_struct(jnp.int32)] * 4),
+    ram_struct = jax.ShapeDtypeStruct((batch, RAM_SIZE) if ram else (0,), jnp.uint8)
+    reset_call = jax.ffi.ffi_call(RESET_TARGET, (handle_struct, obs_struct, *[info_struct(jnp.int32)] * 4, ram_struct),
                                   has_side_effect=True, vmap_method="broadcast_all")
     step_call = jax.ffi.ffi_call(
         STEP_TARGET, (handle_struct, obs_struct, info_struct(jnp.float32), info_struct(jnp.bool_),
                       info_struct(jnp.bool_), *[info_struct(jnp.int32)] * 4, info_struct(jnp.bool_),
                       info_struct(jnp.float32), info_struct(jnp.int32), info_struct(jnp.bool_),
                       jax.ShapeDtypeStruct((batch, 3), jnp.int32),
-                      jax.ShapeDtypeStruct(obs_shape if same_step else (0,), jnp.uint8)),
+                      jax.ShapeDtypeStruct(obs_shape if same_step else (0,), jnp.uint8), ram_struct,
+                      ram_struct if same_step else jax.ShapeDtypeStruct((0,), jnp.uint8)),
         has_side_effect=True, vmap_method="broadcast_all")
 
-    def infos(env_id: Any, lives: Any, frame_number: Any, episode_frame_number: Any) -> dict[str, Any]:
+    def infos(env_id: Any, lives: Any, frame_number: Any, episode_frame_number: Any, ram_rows: Any) -> dict[str, Any]:
         info = {"env_id": env_id, "lives": lives, "frame_number": frame_number,
                 "episode_frame_number": episode_frame_number}
+        if ram:
+            info["ram"] = ram_rows
         if kind == "gymnasium":  # gymnasium's masks of the batched infos: every row has them
-            info.update({f"_{key}": jnp.ones(batch, jnp.bool_) for key in _GYM_INFO_KEYS})
+            info.update({f"_{key}": jnp.ones(batch, jnp.bool_) for key in masked})
         return info
 
     def reset(handle: Any, seed: Any = None, reset_mask: Any = None) -> tuple[Any, tuple[Any, dict[str, Any]]]:
@@ -141,8 +148,8 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
                 raise ValueError(f"reset_mask must be a bool array of shape ({num_envs},), got {mask.dtype} {mask.shape}")
             ids = jnp.flatnonzero(mask).astype(jnp.int32)  # a concrete mask: not inside jit (as ale-py)
         seeds = _reset_seeds(jnp, kind, seed, ids, num_envs)
-        handle, obs, env_id, lives, frame_number, episode_frame_number = reset_call(handle, ids, seeds)
-        return handle, (obs, infos(env_id, lives, frame_number, episode_frame_number))
+        handle, obs, env_id, lives, frame_number, episode_frame_number, ram_rows = reset_call(handle, ids, seeds)
+        return handle, (obs, infos(env_id, lives, frame_number, episode_frame_number, ram_rows))
 
     def step(handle: Any, actions: Any) -> tuple[Any, tuple[Any, Any, Any, Any, dict[str, Any]]]:
         actions = jnp.asarray(actions)
@@ -156,14 +163,17 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
                 raise ValueError(f"actions must be integers of shape ({batch},), got {actions.dtype} {actions.shape}")
             ids, strengths = actions.astype(jnp.int32), jnp.ones(batch, jnp.float32)
         (handle, obs, rewards, terminated, truncated, env_id, lives, frame_number, episode_frame_number, game_end,
-         episode_return, episode_steps, reset_rows, step_info, final_obs) = step_call(handle, ids, strengths)
-        info = infos(env_id, lives, frame_number, episode_frame_number)
+         episode_return, episode_steps, reset_rows, step_info, final_obs, ram_rows, final_ram) = step_call(
+            handle, ids, strengths)
+        info = infos(env_id, lives, frame_number, episode_frame_number, ram_rows)
         if kind == "ale":
             rewards = rewards.astype(jnp.int32)
         if same_step:  # gymnasium's final_obs / final_info, dense: zeros in the rows that did not reset
             final_info = {key: jnp.where(reset_rows, step_info[:, column], 0)
                           for column, key in enumerate(("lives", "frame_number", "episode_frame_number"))}
-            final_info.update({f"_{key}": reset_rows for key in _GYM_INFO_KEYS})
+            if ram:
+                final_info["ram"] = final_ram  # zeros where no reset, as the other columns
+            final_info.update({f"_{key}": reset_rows for key in masked})
             info.update({"final_obs": final_obs, "_final_obs": reset_rows, "final_info": final_info,
                          "_final_info": reset_rows})
         if scores:
@@ -176,6 +186,7 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
 
 
 _GYM_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
+RAM_SIZE = 128  # bytes of the Atari's RAM: info["ram"]'s rows
 _INT32_MAX = np.iinfo(np.int32).max
 
 

@@ -70,6 +70,21 @@ def test_shards_carry_ram_info(cluster):
     ours.close()
 
 
+def test_taller_screens_and_a_mixed_height_batch_across_shards(cluster):
+    """Pooyan's 220 rows and Pac-Man's 250 beside Breakout's 210, each shard's ROMs its own: the same
+    frames, infos and screens as one engine, and each env's spec."""
+    games = ["pooyan", "breakout", "pacman", "pooyan"]
+    ref = AleNativeVecEnv(games, 4, seed=5, full_action_space=True, **OPTIONS)
+    ours = RayAleVecEnv(games, 4, num_shards=2, seed=5, full_action_space=True, **OPTIONS)
+    stats = compare_rollouts(ref, ours, 200, reset_every=170)
+    assert stats.dones and stats.resets_mid_run
+    assert [image.shape[0] for image in ours.get_images()] == [220, 210, 250, 220]
+    assert all(np.array_equal(a, b) for a, b in zip(ref.get_images(), ours.get_images()))
+    assert ours.get_attr("spec") == ref.get_attr("spec")
+    ref.close()
+    ours.close()
+
+
 def test_attributes_methods_and_wrappers_across_shards(cluster):
     ref, ours = _pair(4, 3, seed=0)
     assert ours.observation_space == ref.observation_space and ours.action_space == ref.action_space

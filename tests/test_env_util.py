@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from stable_baselines3.common.env_util import make_atari_env
+from stable_baselines3.common.env_util import make_atari_env, make_vec_env
 from stable_baselines3.common.vec_env import VecFrameStack, VecTransposeImage
 
 from helpers import compare_rollouts
@@ -43,6 +43,49 @@ def test_single_frames_by_default():
     assert env.observation_space.shape == (84, 84, 1) and env.num_envs == 3
     assert env.get_attr("spec")[0].id == "PongNoFrameskip-v4"
     env.close()
+
+
+@pytest.mark.parametrize("env_id, kwargs", [
+    ("PongNoFrameskip-v4", {}),
+    ("ALE/Breakout-v5", {"env_kwargs": {"mode": None, "render_mode": None}}),
+    ("Breakout-v4", {"wrapper_kwargs": {"frame_skip": 1, "noop_max": 0, "terminal_on_life_loss": False,
+                                        "clip_reward": False, "action_repeat_probability": 0.2}}),
+    ("ALE/Klax-v5", {"env_kwargs": {"repeat_action_probability": 0.0, "frameskip": 1}}),  # no v4 id; taller screen
+])
+def test_each_envs_spec_is_make_atari_envs(env_id, kwargs):
+    """get_attr("spec"): gym.make's kwargs (make_vec_env's render_mode, then env_kwargs) and the wrappers
+    that Monitor and AtariWrapper put over AtariEnv, as the reference's envs report them."""
+    ref, ours = make_atari_env(env_id, n_envs=2, **kwargs), make_ale_vec_env(env_id, n_envs=2, **kwargs)
+    assert ours.get_attr("spec") == ref.get_attr("spec")
+    ref.close(), ours.close()
+
+
+@pytest.mark.parametrize("env_id, ours_id, env_kwargs", [
+    ("BreakoutNoFrameskip-v4", "BreakoutNoFrameskip-v4", {"obs_type": "ram"}),
+    ("ALE/Pong-v5", "ALE/Pong-ram-v5", {"obs_type": "ram"}),
+    ("ALE/Pong-v5", "ALE/Pong-v5", {"obs_type": "ram", "frameskip": 2, "repeat_action_probability": 0.0}),
+])
+def test_the_ram_workflows_spec_is_make_vec_envs(env_id, ours_id, env_kwargs):
+    ref = make_vec_env(env_id, n_envs=2, env_kwargs=env_kwargs)
+    ours = make_ale_vec_env(ours_id, n_envs=2, env_kwargs=env_kwargs if ours_id == env_id else None)
+    assert ours.get_attr("spec") == ref.get_attr("spec")
+    ref.close(), ours.close()
+
+
+@pytest.mark.parametrize("options, env_kwargs, wrapper_kwargs", [
+    ({}, {}, {}),
+    ({"repeat_action_probability": 0.25, "mode": 2, "frameskip": 3, "reward_clipping": False},
+     {"repeat_action_probability": 0.25, "mode": 2}, {"frame_skip": 3, "clip_reward": False}),
+    ({"obs_type": "ram", "frameskip": 1}, {"obs_type": "ram"}, None),
+])
+def test_the_vec_envs_spec_is_that_of_the_pipeline_its_options_mean(options, env_kwargs, wrapper_kwargs):
+    """AleNativeVecEnv built directly: the spec of make_atari_env (make_vec_env for AtariEnv's own obs)
+    with those options."""
+    ours = AleNativeVecEnv("space_invaders", 2, **options)
+    ref = (make_vec_env("SpaceInvadersNoFrameskip-v4", 2, env_kwargs=env_kwargs) if wrapper_kwargs is None else
+           make_atari_env("SpaceInvadersNoFrameskip-v4", 2, env_kwargs=env_kwargs, wrapper_kwargs=wrapper_kwargs))
+    assert ours.get_attr("spec") == ref.get_attr("spec")
+    ref.close(), ours.close()
 
 
 @pytest.mark.parametrize("kwargs, match", [

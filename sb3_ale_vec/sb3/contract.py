@@ -12,7 +12,6 @@ must not load SB3 or torch, so SB3's classes are imported only inside the rules 
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import time
 import warnings
@@ -20,14 +19,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import ale_py
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from sb3_ale_vec import _engine
-from sb3_ale_vec.games import camel_name
 from sb3_ale_vec.options import ALE_MAX_SEED, OPTION_NAMES, Batch, build_batch, check_int, check_preset, seed_words
 from sb3_ale_vec.sb3.layout import channels_first, sb3_layout
+from sb3_ale_vec.sb3.spec import env_spec
 
 # The StepBatch columns SB3's info dicts are made of: all that a shard sends of its infos.
 INFO_COLUMNS = ("lives", "episode_frame_number", "frame_number", "time_limit", "game_end", "episode_return",
@@ -40,21 +38,6 @@ ENGINE_OPTIONS = frozenset(n for n in dir(_engine.EnvConfig) if not n.startswith
 # get_attr's answers for an attribute never set: per env, else the front-end's own, the same for all.
 PER_ENV_ATTRS = ("spec", "game")
 SHARED_ATTRS = ("render_mode", "metadata", "action_space", "observation_space")
-# The gymnasium id whose registration each preset's reference pipeline starts from.
-SPEC_IDS = {"sb3": "{}NoFrameskip-v4", "gymnasium": "ALE/{}-v5", "ale": "ALE/{}-v5"}
-
-
-def reference_spec(preset: str, game: str) -> gym.envs.registration.EnvSpec:
-    """The registration the preset's reference pipeline starts from. ale-py registers NoFrameskip-v4 ids
-    for its older ROMs only: for the others (Klax, Pac-Man, ...) SB3's pipeline is make_atari_env over the
-    v5 id with the v4 id's settings, whose spec gym.make gives those kwargs."""
-    name = camel_name(game)
-    if preset == "sb3" and SPEC_IDS["sb3"].format(name) not in gym.registry:
-        spec = gym.spec(f"ALE/{name}-v5")
-        return dataclasses.replace(spec, kwargs={**spec.kwargs, "frameskip": 1, "repeat_action_probability": 0.0})
-    return gym.spec(SPEC_IDS[preset].format(name))
-
-
 def info_columns(batch: Any) -> dict[str, Any]:
     """The columns of a StepBatch that ``SB3Contract._step_infos`` reads, by INFO_COLUMNS name; with
     ram_info also ``ram`` (rows, 128) and ``final_ram`` (row -> the RAM beside its final obs)."""
@@ -142,7 +125,7 @@ class SB3Contract:
         self.preset = preset
         self.render_mode = render_mode  # before VecEnv.__init__, which asks get_attr("render_mode")
         self._action_meanings, self._configs, self.config = batch.action_meanings, batch.configs, batch.configs[0]
-        self._specs = [reference_spec(preset, g) for g in self.games]
+        self._specs = [env_spec(preset, g, c, render_mode) for g, c in zip(self.games, batch.configs)]
         self.spec = self._specs[0]
         self._max_seed = ALE_MAX_SEED if preset == "ale" else None  # ALE's own seeds are C ints
         return batch, layout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
@@ -119,7 +120,11 @@ def make_ale_vec_env(
     options.update(engine_kwargs)
 
     env = vec_env_class(env_options["game"], n_envs, seed=seed, **options)
-    env.spec = spec
+    # The spec of make_vec_env's envs: gym.make's kwargs (render_mode, then env_kwargs) and the wrappers.
+    made_with = {"render_mode": "rgb_array", **({"obs_type": "ram"} if ram_id else {}), **(env_kwargs or {})}
+    env.spec = dataclasses.replace(spec, kwargs={**spec.kwargs, **made_with},
+                                   additional_wrappers=env.get_attr("spec", 0)[0].additional_wrappers)
+    env.set_attr("spec", env.spec)
     if monitor_dir is None:
         return env
     os.makedirs(monitor_dir, exist_ok=True)

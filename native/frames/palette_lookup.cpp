@@ -4,7 +4,7 @@
 // Without AVX-512 VBMI a byte shuffle (SSSE3 pshufb) looks up 16 entries, so a 256-entry table
 // takes 16 of them. But ALE's screen bytes are even: the TIA writes its colour registers & 0xfe
 // (TIA.cxx), and only PAL colour loss sets the low bit (of 108 ROMs' frames under random play,
-// only Air Raid's held odd bytes: a 250-line screen, which this engine refuses). So a vector of
+// only Air Raid's held odd bytes, on its 250-line screen). So a vector of
 // even bytes is looked up in the 128 even entries, 8 shuffles; one of odd bytes in the 128 odd
 // ones; a vector of both in both, blended. Every byte value is looked up exactly; only frames that mix parities pay double.
 #include <cstddef>

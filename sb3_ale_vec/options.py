@@ -251,7 +251,7 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
     meanings = {g: [ale_py.Action(a).name for a in ids] for g, ids in action_sets.items()}
     if len({tuple(m) for m in meanings.values()}) > 1:
         raise ValueError("these games have different action sets: "
-                         + "; ".join(f"{g}: {len(m)} actions" for g, m in sorted(meanings.items()))
+                         + "; ".join(f"{g}: {', '.join(m)}" for g, m in sorted(meanings.items()))
                          + ". Use full_action_space=True to give every game all 18 actions.")
     if layout not in LAYOUTS:
         raise ValueError(f"Unknown layout {layout!r}; allowed: {', '.join(LAYOUTS)}")

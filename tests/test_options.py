@@ -152,3 +152,25 @@ def test_every_option_a_front_end_takes_reaches_the_native_config(front_end, mon
         if isinstance(got, _engine.ObsType):
             got = got.name.lower()
         assert got == value or np.isclose(got, value), (front_end.__name__, option.name, got, value)
+
+
+def test_games_with_different_action_sets_are_refused_naming_each_set():
+    """Pong and Pooyan both have 6 actions, but not the same 6: the error lists each game's actions as
+    gymnasium's AtariEnv names them, and full_action_space=True (18 for both) is allowed."""
+    import ale_py
+    import gymnasium as gym
+
+    gym.register_envs(ale_py)
+    meanings = {}
+    for game in ("Pong", "Pooyan"):
+        env = gym.make(f"ALE/{game}-v5")
+        meanings[game.lower()] = env.unwrapped.get_action_meanings()
+        env.close()
+    assert len(meanings["pong"]) == len(meanings["pooyan"]) and meanings["pong"] != meanings["pooyan"]
+    with pytest.raises(ValueError) as error:
+        build_batch(["pong", "pooyan"], 2, "gymnasium", layout="frames", next_step_autoreset=True)
+    for game, names in meanings.items():
+        assert f"{game}: {', '.join(names)}" in str(error.value)
+    assert "full_action_space=True" in str(error.value)
+    assert len(build_batch(["pong", "pooyan"], 2, "gymnasium", layout="frames", next_step_autoreset=True,
+                           full_action_space=True).action_meanings) == 18

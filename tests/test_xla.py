@@ -191,6 +191,21 @@ def test_errors():
     xla_module.check_ffi_api((0, 3), (0, 4), "9.9")  # a newer minor runs older handlers
 
 
+def test_a_ram_buffer_of_the_wrong_size_is_refused():
+    """A RAM buffer neither empty nor one row per env is refused with both sizes, and the env still
+    resets as ale-py's contract says."""
+    env, ref = AtariVectorEnv("pong", 2, ram_info=True), AtariVectorEnv("pong", 2, ram_info=True)
+    handle, reset, _ = env.xla()
+    xla_module.register(jax)
+    structs = [jax.ShapeDtypeStruct(s, d) for s, d in [((8,), jnp.uint8), (env.observation_space.shape, jnp.uint8),
+                                                        *[((2,), jnp.int32)] * 4, ((2, 127), jnp.uint8)]]
+    call = jax.ffi.ffi_call(xla_module.RESET_TARGET, structs, has_side_effect=True)
+    with pytest.raises(Exception, match="ram has 254 elements, expected 256"):
+        jax.block_until_ready(call(handle, jnp.arange(2, dtype=jnp.int32), jnp.full(2, 4, jnp.int32)))
+    assert data_equivalence(host(reset(handle, seed=4)[1]), ref.reset(seed=4))
+    env.close(), ref.close()
+
+
 def test_the_cuda_targets_staging_through_host_memory():
     """The CUDA targets run the CPU ones on host copies (native/xla/xla_stage.hpp). No GPU is here, so
     _testing stages a small target the same way with memcpy as the copies: every argument in, every

@@ -6,6 +6,7 @@
 // and the rows of a batch (results, infos, final observations, failed envs).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,6 +35,16 @@ struct Row {
   const uint8_t* ram = nullptr;        ///< ram_info: the RAM at the observation's frame (kRamSize bytes)
   const uint8_t* final_ram = nullptr;  ///< ram_info: the RAM at final_obs's frame, on done rows
 };
+
+/// Writes `ram` (a Row's ram or final_ram) to `out`, kRamSize bytes: zeros where the row has none (a
+/// failed row's RAM is zeros, as its observation row).
+inline void write_ram_row(const uint8_t* ram, uint8_t* out) {
+  if (ram != nullptr) {
+    std::copy_n(ram, kRamSize, out);
+  } else {
+    std::fill_n(out, kRamSize, uint8_t{0});
+  }
+}
 
 /// Gives the caller's array for a batch of `rows` observations (rows x obs_size bytes), which must
 /// stay alive until recv.

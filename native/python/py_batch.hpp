@@ -70,14 +70,7 @@ struct Columns {
   }
 
   void fill_ram(const std::vector<Row>& rows) {
-    for (size_t k = 0; k < rows.size(); ++k) {  // a failed row's RAM is zeros, as its observation row
-      uint8_t* out = ram->mutable_data() + k * kRamSize;
-      if (rows[k].ram != nullptr) {
-        std::copy_n(rows[k].ram, kRamSize, out);
-      } else {
-        std::fill_n(out, kRamSize, uint8_t{0});
-      }
-    }
+    for (size_t k = 0; k < rows.size(); ++k) write_ram_row(rows[k].ram, ram->mutable_data() + k * kRamSize);
   }
 
   py::dict to_dict() const {

@@ -105,25 +105,15 @@ std::vector<Row> receive(Vectorizer& vec, uint8_t* out) {
   return rows;
 }
 
-/// ram_info's column: each row's RAM (or zeros where the row has none), if the call asked for it (an
-/// empty buffer: it did not). Returns the error of a buffer of the wrong size.
-std::string write_ram(const std::vector<Row>& rows, size_t batch, const uint8_t* Row::*field,
-                      ffi::Result<ffi::Buffer<ffi::U8>>& out) {
-  const size_t size = out->element_count();
-  if (size == 0) return "";
-  if (size != batch * kRamSize) {
-    return "ram has " + std::to_string(size) + " elements, expected " + std::to_string(batch * kRamSize);
-  }
-  for (size_t k = 0; k < rows.size(); ++k) {
-    uint8_t* row_out = out->typed_data() + k * kRamSize;
-    const uint8_t* ram = rows[k].*field;
-    if (ram != nullptr) {
-      std::copy_n(ram, kRamSize, row_out);
-    } else {
-      std::fill_n(row_out, kRamSize, uint8_t{0});
-    }
-  }
-  return "";
+/// A RAM buffer the call may pass: empty (it asked for no RAM) or one row per env of the batch.
+bool ram_fits(ffi::Result<ffi::Buffer<ffi::U8>>& out, size_t batch) {
+  return out->element_count() == 0 || out->element_count() == batch * kRamSize;
+}
+
+/// ram_info's column, each row's `field` (ram or final_ram), where the call asked for it.
+void write_ram(const std::vector<Row>& rows, const uint8_t* Row::*field, ffi::Result<ffi::Buffer<ffi::U8>>& out) {
+  if (out->element_count() == 0) return;
+  for (size_t k = 0; k < rows.size(); ++k) write_ram_row(rows[k].*field, out->typed_data() + k * kRamSize);
 }
 
 void write_info(const Row& row, size_t k, ffi::Result<ffi::Buffer<ffi::S32>>& out_ids,
@@ -148,6 +138,7 @@ ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi
       return size_error("obs", obs->element_count(), batch * vec.obs_size());
     }
     if (out_ids->element_count() != batch) return size_error("env_id", out_ids->element_count(), batch);
+    if (!ram_fits(ram, batch)) return size_error("ram", ram->element_count(), batch * kRamSize);
     std::vector<int> ids(env_ids.typed_data(), env_ids.typed_data() + count);
     std::vector<Seed> seed_words(count);
     for (size_t k = 0; k < count; ++k) {
@@ -158,8 +149,8 @@ ffi::Error Reset(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> env_ids, ffi
     vec.send_reset(ids, seed_words, [out](size_t) { return out; });
     const std::vector<Row> rows = receive(vec, out);
     for (size_t k = 0; k < rows.size(); ++k) write_info(rows[k], k, out_ids, lives, frame_number, episode_frame_number);
-    const std::string error = write_ram(rows, batch, &Row::ram, ram);
-    return error.empty() ? ffi::Error::Success() : ffi::Error::InvalidArgument("sb3_ale_vec: " + error);
+    write_ram(rows, &Row::ram, ram);
+    return ffi::Error::Success();
   });
 }
 
@@ -186,6 +177,8 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
     if (finals && final_obs->element_count() != batch * obs_size) {
       return size_error("final_obs", final_obs->element_count(), batch * obs_size);
     }
+    if (!ram_fits(ram, batch)) return size_error("ram", ram->element_count(), batch * kRamSize);
+    if (!ram_fits(final_ram, batch)) return size_error("final_ram", final_ram->element_count(), batch * kRamSize);
     const std::vector<int64_t> action_ids(actions.typed_data(), actions.typed_data() + batch);
     const std::vector<float> strength(strengths.typed_data(), strengths.typed_data() + batch);
     uint8_t* out = obs->typed_data();
@@ -215,9 +208,9 @@ ffi::Error Step(ffi::Buffer<ffi::U8> handle, ffi::Buffer<ffi::S32> actions, ffi:
         }
       }
     }
-    std::string error = write_ram(rows, batch, &Row::ram, ram);
-    if (error.empty()) error = write_ram(rows, batch, &Row::final_ram, final_ram);
-    return error.empty() ? ffi::Error::Success() : ffi::Error::InvalidArgument("sb3_ale_vec: " + error);
+    write_ram(rows, &Row::ram, ram);
+    write_ram(rows, &Row::final_ram, final_ram);
+    return ffi::Error::Success();
   });
 }
 

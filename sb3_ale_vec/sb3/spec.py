@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
+from sb3_ale_vec import _engine
 from sb3_ale_vec.games import camel_name
 
 # The gymnasium id whose registration each preset's reference pipeline starts from.
@@ -31,8 +32,6 @@ def atari_env_kwargs(base: EnvSpec, config: Any) -> dict[str, Any]:
     """The registration's kwargs updated with the AtariEnv keywords this env runs with: what
     ``make_atari_env(id, env_kwargs=...)`` passes gym.make. AtariEnv's frame skip is ``env_frameskip``
     under the preset's own, and ``frameskip`` itself (or a range) where the obs are AtariEnv's own."""
-    from sb3_ale_vec import _engine
-
     own_obs = config.obs_type != _engine.ObsType.PROCESSED
     skip = (config.env_frameskip, config.env_frameskip_max) if config.env_frameskip_max else (
         config.frameskip if own_obs else config.env_frameskip)
@@ -55,8 +54,6 @@ def sb3_wrappers(config: Any) -> tuple[WrapperSpec, ...]:
     (obs_type) are make_vec_env's AtariEnv under Monitor alone."""
     from stable_baselines3.common import atari_wrappers as aw
     from stable_baselines3.common.monitor import Monitor
-
-    from sb3_ale_vec import _engine
 
     if config.obs_type != _engine.ObsType.PROCESSED:
         return (_wrapper(Monitor),)

@@ -37,6 +37,7 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
 PYBIND11_MODULE(_engine, m) {
   m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + each preset's preprocessing)";
   m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
+  m.attr("RAM_SIZE") = sb3ale::kRamSize;  // bytes of RAM per row of info["ram"]
 
   py::enum_<sb3ale::Preset>(m, "Preset")
       .value("SB3", sb3ale::Preset::kSB3)

@@ -118,7 +118,7 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
 
     handle_struct = jax.ShapeDtypeStruct((8,), jnp.uint8)
     obs_struct = jax.ShapeDtypeStruct(obs_shape, jnp.uint8)
-    ram_struct = jax.ShapeDtypeStruct((batch, RAM_SIZE) if ram else (0,), jnp.uint8)
+    ram_struct = jax.ShapeDtypeStruct((batch, _engine.RAM_SIZE) if ram else (0,), jnp.uint8)
     reset_call = jax.ffi.ffi_call(RESET_TARGET, (handle_struct, obs_struct, *[info_struct(jnp.int32)] * 4, ram_struct),
                                   has_side_effect=True, vmap_method="broadcast_all")
     step_call = jax.ffi.ffi_call(
@@ -186,7 +186,6 @@ def xla_functions(env: Any, kind: str) -> tuple[Any, Any, Any]:
 
 
 _GYM_INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
-RAM_SIZE = 128  # bytes of the Atari's RAM: info["ram"]'s rows
 _INT32_MAX = np.iinfo(np.int32).max
 
 

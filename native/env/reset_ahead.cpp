@@ -4,86 +4,12 @@
 #include <optional>
 #include <tuple>
 
-#include "ale/emucore/Serializer.hxx"
-#include "ale/emucore/Deserializer.hxx"
+#include "env/ale_state.hpp"
+#include "env/reset_probe.hpp"
 
 namespace sb3ale {
 
 namespace {
-
-// What a reset left, the frame counter aside: the saved state (with the frames the reset counted
-// itself as both counters), the RAM and the screen. The environment RNG is not in it (see take).
-std::string state_of(ale::ALEInterface& ale) {
-  ale::ALEState state = ale.cloneState();
-  const int counted = state.getEpisodeFrameNumber();
-  state.incrementFrame(-state.getFrameNumber());
-  state.resetEpisodeFrameNumber();
-  state.incrementFrame(counted);
-  const auto& ram = ale.getRAM();
-  const auto& screen = ale.getScreen();
-  return state.serialize() + std::string(reinterpret_cast<const char*>(ram.array()), ram.size()) +
-         std::string(reinterpret_cast<const char*>(screen.getArray()), screen.arraySize());
-}
-
-std::string rng_of(ale::ALEInterface& ale) {
-  ale::stella::Serializer out;
-  ale.environment->getEnvironmentRNG().saveState(out);
-  return out.get_str();
-}
-
-constexpr int kProbeSeed = 20260101;
-
-// `frames` frames of play from the state `ale` is in: legal actions held 1-16 frames each, drawn
-// from `seed`, until the game is over (the score then shown, a kept high score among it), or until
-// `cancel` (the env is being closed).
-void play(ale::ALEInterface& ale, uint64_t seed, int frames, const std::atomic<bool>* cancel) {
-  const ale::ActionVect actions = ale.getLegalActionSet();
-  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
-  for (int f = 0; f < frames && !ale.game_over(false) && !(cancel && cancel->load(std::memory_order_relaxed));) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    const ale::Action action = actions[(x >> 33) % actions.size()];
-    for (int hold = 1 + static_cast<int>(x >> 60); hold > 0 && f < frames; --hold, ++f) ale.act(action);
-  }
-}
-
-// Whether a reset from `base` keeps nothing of play ("" if so, else why not): resets after plays of
-// 500, 3,000 and 10,000 frames, and after short plays with the whole RAM overwritten (ALE keeps the
-// RAM across a system reset; most ROMs clear it at start-up, some keep part of it), must equal the
-// reset without play. With sticky actions, a reset must not draw the environment RNG: its outcome
-// would then depend on the draws made before it (a mode's set-up that calls act()). No verdict if
-// `cancel` was set meanwhile.
-std::optional<std::string> probe_from(const EnvConfig& config, const ale::ALEState& base,
-                                      const std::atomic<bool>* cancel) {
-  auto ale = make_ale(config, 0);  // no frame limit: play as long as the probe asks
-  // ALE seeds its environment RNG from the clock unless told: fixed, the sticky draws of the plays
-  // below, and so the verdict, are the same in every process and on every machine.
-  ale->setInt("random_seed", kProbeSeed);
-  ale->loadROM(config.rom_path);
-  ale->restoreState(base);
-  const std::string rng = rng_of(*ale);
-  ale->reset_game();
-  if (config.repeat_action_probability > 0 && rng_of(*ale) != rng) {
-    return "with sticky actions its reset draws the environment RNG (the mode's set-up acts)";
-  }
-  const std::string reference = state_of(*ale);
-  const int frames[] = {500, 3000, 10000};
-  for (int v = 0; v < 3; ++v) {
-    ale->restoreState(base);
-    play(*ale, static_cast<uint64_t>(v), frames[v], cancel);
-    if (cancel && cancel->load()) return std::nullopt;
-    ale->reset_game();
-    if (state_of(*ale) != reference) return "its reset keeps something of play (" + std::to_string(frames[v]) + " frames)";
-  }
-  for (int v = 0; v < 2; ++v) {
-    ale->restoreState(base);
-    play(*ale, static_cast<uint64_t>(v + 3), 64, cancel);
-    for (size_t b = 0; b < 128; ++b) ale->setRAM(b, static_cast<ale::byte_t>(b * 37 + v * 101 + 1));
-    ale->reset_game();
-    if (state_of(*ale) != reference) return "its reset keeps RAM";
-  }
-  if (cancel && cancel->load()) return std::nullopt;
-  return "";
-}
 
 // The first kChecks prepared resets of each ROM (mode, difficulty, sticky setting) in the process
 // are also made for real and compared: something only real play shows (a high score kept across
@@ -109,8 +35,9 @@ class Verdicts {
       std::lock_guard<std::mutex> lock(mutex_);
       if (entry(c).probed || entry(c).refused) return true;
     }
-    const std::optional<std::string> why = probe_from(c, base, cancel);
-    if (!why) return false;
+    (void)base;
+    if (cancel && cancel->load()) return false;
+    const std::optional<std::string> why = probe_reset(c);
     std::lock_guard<std::mutex> lock(mutex_);
     Entry& e = entry(c);
     e.probed = true;
@@ -149,22 +76,6 @@ class Verdicts {
 };
 
 }  // namespace
-
-std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max_frames) {
-  auto ale = std::make_unique<ale::ALEInterface>();
-  ale->setFloat("repeat_action_probability", config.repeat_action_probability);
-  ale->setInt("max_num_frames_per_episode", ale_max_frames);
-  return ale;
-}
-
-std::string probe_reset(const EnvConfig& config) {
-  auto ale = make_ale(config, 0);
-  ale->loadROM(config.rom_path);
-  if (config.mode >= 0) ale->setMode(static_cast<ale::game_mode_t>(config.mode));
-  if (config.difficulty >= 0) ale->setDifficulty(static_cast<ale::difficulty_t>(config.difficulty));
-  ale->reset_game();
-  return probe_from(config, ale->cloneState(), nullptr).value_or("");
-}
 
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames)
     : config_(config), spare_(make_ale(config, ale_max_frames)) {}
@@ -310,12 +221,7 @@ void ResetAhead::commit(std::unique_ptr<ale::ALEInterface>& live, int live_frame
 void ResetAhead::carry_over(ale::ALEInterface& live, int live_frame) {
   // A real reset keeps the live emulator's frame counter and environment RNG: carry them over
   // (the RNG only matters with sticky actions: without, its draws decide nothing).
-  if (config_.repeat_action_probability > 0) {
-    ale::stella::Serializer rng;
-    live.environment->getEnvironmentRNG().saveState(rng);
-    ale::stella::Deserializer in(rng.get_str());
-    spare_->environment->getEnvironmentRNG().loadState(in);
-  }
+  if (config_.repeat_action_probability > 0) copy_rng(live, *spare_);
   // Since its reset began the spare counted as many frames as its episode holds (the reset's own:
   // the mode's set-up, none for most ROMs; then the script's): the live counter goes on by as many.
   ale::ALEState state = spare_->environment->getState();

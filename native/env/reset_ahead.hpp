@@ -26,15 +26,9 @@
 
 #include "ale/ale_interface.hpp"
 #include "config.hpp"
+#include "env/ale_state.hpp"
 
 namespace sb3ale {
-
-/// A configured ALE interface, ROM not loaded: every emulator of an env (live and spare) alike.
-std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max_frames);
-
-/// The probe's verdict on `config`'s ROM, mode, difficulty and sticky setting, from a fresh emulator
-/// (for the docs' table and the tests): "" when its reset keeps nothing of play, else why not.
-std::string probe_reset(const EnvConfig& config);
 
 /// What a chain does right after its next real reset, where that is known one reset ahead (no
 /// sticky actions, no random draw between two resets but the no-op count): ALE actions at full

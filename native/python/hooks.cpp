@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "env/emulator.hpp"
+#include "env/reset_probe.hpp"
 #include "frames/frame_ops.hpp"
 #include "env/rng.hpp"
 

@@ -67,7 +67,9 @@ enum class ObsType : int {
   X(int, env_frameskip_max, 0)                                                                             \
   X(ObsType, obs_type, ObsType::kProcessed) /* the chain's frames, or AtariEnv's own obs (no chain) */      \
   X(bool, ram_info, false)                  /* keep the RAM at each obs and each done (info["ram"]) */    \
-  X(int, screen_height, 210)                /* the ROM's screen rows (options.py asks ALE): raw screens */
+  X(int, screen_height, 210)                /* the ROM's screen rows (options.py asks ALE): raw screens */ \
+  /* The package's table (reset_table.py) vetted this env's resets for computing them ahead. */         \
+  X(bool, reset_ahead, false)
 
 struct EnvConfig {
 #define SB3ALE_FIELD(type, name, value) type name = value;

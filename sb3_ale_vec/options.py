@@ -13,7 +13,7 @@ import ale_py
 import gymnasium
 import numpy as np
 
-from sb3_ale_vec import _engine
+from sb3_ale_vec import _engine, reset_table
 from sb3_ale_vec.games import rom_id, rom_path
 from sb3_ale_vec.obs_types import check_obs_type, raw_values
 
@@ -289,6 +289,7 @@ def build_batch(game: str | Sequence[str], num_envs: int, preset: str, *, layout
         if values["obs_type"] in ("rgb", "grayscale"):  # AtariEnv's screen: the ROM's own rows
             config.screen_height = _screen_height(config.rom_path)
         config.fire_reset = fire
+        config.reset_ahead = reset_table.vetted(g, config.mode, config.difficulty, config.repeat_action_probability > 0)
         configs.append(config)
     heights = {g: c.screen_height for g, c in zip(games, configs)}
     if len(set(heights.values())) > 1:

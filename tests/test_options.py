@@ -16,7 +16,7 @@ from sb3_ale_vec.options import (OPTION_NAMES, OPTIONS, PRESETS, build_batch, ch
 OPTIONS_PAGE = (Path(__file__).parents[1] / "docs" / "options.md").read_text()
 # EnvConfig fields that no option names directly: set by build_batch from the front-end and preset.
 DERIVED = {"rom_path", "preset", "layout", "pad_with_reset", "next_step_autoreset", "fire_reset", "env_frameskip_max",
-           "screen_height"}
+           "screen_height", "reset_ahead"}
 ENGINE_ONLY = {"num_threads", "thread_affinity_offset", "use_fire_reset"}  # not EnvConfig fields
 FRONT_END_ONLY = {
     AleNativeVecEnv: {"game", "num_envs", "seed", "preset", "channels_last", "render_mode"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,13 @@ class StepBatch:
         return self._raw["reset_frame_number"]
 
 
+def _warn_mismatch(owner: str, count: int) -> None:
+    # Once per place (Python's default filter): the count is also `reset_ahead_mismatches` on the engine.
+    warnings.warn(f"{owner}: a reset computed ahead differed from the real reset ({count} so far); this game's "
+                  "resets are made for real in this env from now on. Please report it: the table "
+                  "sb3_ale_vec/reset_table.csv vouched for it.", RuntimeWarning, stacklevel=4)
+
+
 class NativeVectorizer:
     """Owns one native engine: closed and in-flight checks, seeds, failed envs, typed batches."""
 
@@ -117,6 +125,10 @@ class NativeVectorizer:
         return self.live().num_threads
 
     def live(self) -> Any:
+        if self._vec.forked:
+            raise RuntimeError(f"this {self.owner} was built in another process, before os.fork(): its threads do "
+                               "not exist here, so it cannot run in this process. close() it, and build a new env "
+                               "here (or use multiprocessing's 'spawn' or 'forkserver' start method)")
         if self._vec.closed:
             raise RuntimeError(f"this {self.owner} is closed")
         return self._vec
@@ -135,6 +147,8 @@ class NativeVectorizer:
 
     def recv(self) -> StepBatch:
         raw = self.live().recv()
+        if "reset_ahead_mismatches" in raw:
+            _warn_mismatch(self.owner, raw["reset_ahead_mismatches"])
         rows = raw["final_rows"].tolist()
         finals = raw["final_obs"]
         return StepBatch(

@@ -3,10 +3,12 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "core/thread_pool.hpp"
 
@@ -27,82 +29,67 @@ bool lower_to_idle() {
 #endif
 }
 
+// How long an idle thread sleeps before it looks at `stop` again: a stop set between its look and its
+// sleep (the engine sets it without the lock) is seen this late at most.
+constexpr auto kRecheck = std::chrono::milliseconds(100);
+
 }  // namespace
 
-Background::Background(int num_threads, int affinity_offset, std::function<void(int)> task) : task_(std::move(task)) {
+Background::Background(int num_threads, int affinity_offset) : shared_(std::make_shared<Shared>()) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t < num_threads; ++t) {
     try {
-      threads_.emplace_back([this] {
+      std::thread thread([shared = shared_] {
 #if defined(__linux__)
         pthread_setname_np(pthread_self(), "sb3ale-idle");  // as tests and top see it
 #endif
-        if (!lower_to_idle()) idle_priority_.store(false);
-        work();
+        if (!lower_to_idle()) shared->idle_priority.store(false);
+        work(shared);
       });
+      pin_thread(thread, cpus, affinity_offset, t);
+      thread.detach();
     } catch (const std::system_error& e) {
-      stop_and_join();  // a constructor that throws runs no destructor: join the threads started
+      shared_->stop.store(true);  // the threads started end on their own
       throw std::runtime_error("could not start background thread " + std::to_string(t + 1) + " (" + e.what() +
                                "): the process is out of threads or memory; ask for fewer num_threads");
     }
-    pin_thread(threads_.back(), cpus, affinity_offset, t);
   }
 }
 
-Background::~Background() { stop_and_join(); }
-
-void Background::stop_and_join() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-    queue_.clear();
-  }
-  ready_.notify_all();
-  done_.notify_all();
-  for (auto& thread : threads_) {
-    if (thread.joinable()) thread.join();
-  }
-  threads_.clear();
+Background::~Background() {
+  shared_->stop.store(true, std::memory_order_release);
+  shared_->ready.notify_all();  // the jobs queued are dropped by the last thread out, with the queue
 }
 
-void Background::submit(int index) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stop_ || std::find(queue_.begin(), queue_.end(), index) != queue_.end()) return;
-    queue_.push_back(index);
-  }
-  ready_.notify_one();
+bool Background::submit(std::shared_ptr<ResetJob> job) {
+  std::unique_lock<std::mutex> lock(shared_->mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  shared_->queue.push_back(std::move(job));
+  lock.unlock();
+  shared_->ready.notify_one();
+  return true;
 }
 
-bool Background::idle() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return queue_.empty() && running_.empty();
+bool Background::idle() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->queue.empty() && shared_->running.load() == 0;
 }
 
-void Background::drop(int index) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  queue_.erase(std::remove(queue_.begin(), queue_.end(), index), queue_.end());
-  done_.wait(lock, [&] { return std::find(running_.begin(), running_.end(), index) == running_.end(); });
-}
-
-void Background::work() {
-  std::unique_lock<std::mutex> lock(mutex_);
+void Background::work(const std::shared_ptr<Shared>& shared) {
   for (;;) {
-    ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (stop_) return;
-    const int index = queue_.front();
-    queue_.pop_front();
-    if (std::find(running_.begin(), running_.end(), index) != running_.end()) {
-      queue_.push_back(index);  // the same index runs on another thread: after it, not beside it
-      done_.wait(lock);
-      continue;  // stop_ is checked again first
+    std::shared_ptr<ResetJob> job;
+    {
+      std::unique_lock<std::mutex> lock(shared->mutex);
+      shared->ready.wait_for(lock, kRecheck, [&] { return shared->stop.load() || !shared->queue.empty(); });
+      if (shared->stop.load()) return;
+      if (shared->queue.empty()) continue;
+      job = std::move(shared->queue.front());
+      shared->queue.pop_front();
+      shared->running.fetch_add(1);
     }
-    running_.push_back(index);
-    lock.unlock();
-    task_(index);
-    lock.lock();
-    running_.erase(std::find(running_.begin(), running_.end(), index));
-    done_.notify_all();
+    job->run();  // an abandoned job returns at its next phase
+    job.reset();
+    shared->running.fetch_sub(1);
   }
 }
 

@@ -1,51 +1,51 @@
 // Threads for work no step waits for (the resets computed ahead): they run at the scheduler's idle
-// priority, so they only take a core that no step, no caller and no other program wants.
+// priority, so they only take a core that no step, no caller and no other program wants. Under load
+// such a thread may not run for seconds, so nothing ever waits for one: the threads are detached and
+// share with the engine only a queue of jobs that own what they touch (ResetJob), they end on their
+// own once told to stop, and the engine's side takes their lock only with try_lock.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <functional>
+#include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
+
+#include "env/reset_ahead.hpp"
 
 namespace sb3ale {
 
-/// `num_threads` threads that run task(index) for queued indices, at idle priority: Linux's
-/// SCHED_IDLE (a thread at it is preempted at once by any ordinary thread that wakes on its core,
-/// so a batch never waits behind it), the background QoS class on macOS, and the normal priority
-/// elsewhere. Nothing waits for a task but drop(). The task must not throw.
+/// `num_threads` detached threads that run the queued jobs, at idle priority: Linux's SCHED_IDLE (a
+/// thread at it is preempted at once by any ordinary thread that wakes on its core, so a batch never
+/// waits behind it), the background QoS class on macOS, and the normal priority elsewhere.
 class Background {
  public:
   /// `affinity_offset` >= 0 pins thread t as ThreadPool pins worker t (the same CPUs, no others).
-  Background(int num_threads, int affinity_offset, std::function<void(int)> task);
-  ~Background();  // drops what is queued and joins (waiting for the tasks running)
+  Background(int num_threads, int affinity_offset);
+  ~Background();  // tells the threads to stop after the job each runs: waits for none of them
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;
 
-  /// Queues task(index), once: an index already queued is not queued again (a running one is).
-  void submit(int index);
-  /// Drops `index` from the queue and waits until no thread runs task(index).
-  void drop(int index);
+  /// Queues `job` unless that would wait (an idle thread holds the queue): false then, and the
+  /// caller abandons the job.
+  bool submit(std::shared_ptr<ResetJob> job);
   /// Whether the threads run at a priority below ordinary threads' (false: the fallback).
-  bool idle_priority() const { return idle_priority_.load(); }
+  bool idle_priority() const { return shared_->idle_priority.load(); }
   /// Nothing queued and nothing running (for tests: the prepares asked for are all done).
-  bool idle();
+  bool idle() const;
 
  private:
-  void work();
-  void stop_and_join();
+  struct Shared {  // owned by the engine's Background and by each thread, whichever ends last
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::deque<std::shared_ptr<ResetJob>> queue;
+    std::atomic<bool> stop{false};
+    std::atomic<int> running{0};
+    std::atomic<bool> idle_priority{true};
+  };
+  static void work(const std::shared_ptr<Shared>& shared);
 
-  const std::function<void(int)> task_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::condition_variable done_;
-  std::deque<int> queue_;
-  std::vector<int> running_;
-  bool stop_ = false;
-  std::atomic<bool> idle_priority_{true};
-  std::vector<std::thread> threads_;  // last: started once the rest is built
+  std::shared_ptr<Shared> shared_;
 };
 
 }  // namespace sb3ale

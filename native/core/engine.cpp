@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 
 namespace sb3ale {
 
@@ -51,6 +53,14 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
     }
   }
   const auto size = static_cast<size_t>(n);
+  // One run-time verdict per key (ROM, mode, difficulty, sticky) among the envs: a swap that a real
+  // reset did not reproduce refuses the key for each env of it.
+  std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<RuntimeVerdict>> keys;
+  for (const EnvConfig& c : configs_) {
+    auto& verdict = keys[std::make_tuple(c.rom_path, c.mode, c.difficulty, c.repeat_action_probability > 0)];
+    if (!verdict) keys_.push_back(verdict = std::make_shared<RuntimeVerdict>());
+    verdicts_.push_back(verdict);
+  }
   envs_.resize(size);
   ops_.resize(size);
   results_.resize(size);
@@ -79,13 +89,10 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
 }
 
 Engine::~Engine() {
-  // The tasks first: queued ones dropped, running ones finished (a reset may be rebuilding its env
-  // right now), so that nothing writes envs_ while it is read here; then the idle threads'
-  // prepares are told to stop early (closing waits for no probe).
+  // The tasks: queued ones dropped, running ones finished (a reset may be rebuilding its env right
+  // now). Then the members go: the pool's workers joined, the idle threads told to stop, each env's
+  // prepare abandoned (ResetJob: it owns what it touches and frees itself). Nothing waits for them.
   pool_.cancel();
-  for (const auto& env : envs_) {
-    if (env) env->cancel_prepare();
-  }
 }
 
 Engine::Driver::Driver(const Engine& engine) : owner_(engine.driver_) {
@@ -111,7 +118,7 @@ const AtariEnv& Engine::env(int i) const {
   return *envs_[static_cast<size_t>(i)];
 }
 
-void Engine::check_ids(const std::vector<int>& ids, size_t values) const {
+void Engine::check_ids(const std::vector<int>& ids, size_t values, bool in_flight_ok) const {
   if (ids.empty()) throw std::invalid_argument("no env ids given");
   if (values != ids.size()) {
     throw std::invalid_argument(std::to_string(values) + " values for " + std::to_string(ids.size()) + " env ids");
@@ -122,7 +129,7 @@ void Engine::check_ids(const std::vector<int>& ids, size_t values) const {
       throw std::out_of_range("env id " + std::to_string(i) + " is out of range [0, " + std::to_string(num_envs()) + ")");
     }
     if (seen[static_cast<size_t>(i)]++) throw std::invalid_argument("env id " + std::to_string(i) + " is given twice");
-    if (busy_[static_cast<size_t>(i)]) {
+    if (busy_[static_cast<size_t>(i)] && !in_flight_ok) {
       throw std::invalid_argument("env " + std::to_string(i) + " is still in flight: recv() returns it first");
     }
   }
@@ -143,9 +150,10 @@ void Engine::dispatch(const std::vector<int>& ids, uint8_t* rows) {
 
 void Engine::send_reset(const std::vector<int>& ids, const std::vector<Seed>& seeds, uint8_t* rows) {
   const Driver driver(*this);
+  // Checked before anything is drained: a refused reset leaves the steps in flight to their recv.
+  if (!ids.empty() || !seeds.empty()) check_ids(ids, seeds.size(), true);
   if (in_flight() > 0 || interrupted_) drain();  // a reset drops the results of steps in flight
   if (ids.empty() && seeds.empty()) return;       // a partial reset of none: only that
-  check_ids(ids, seeds.size());
   if (static_cast<int>(ids.size()) == num_envs()) interrupted_ = false;
   for (size_t k = 0; k < ids.size(); ++k) {
     Op& op = ops_[static_cast<size_t>(ids[k])];
@@ -209,7 +217,11 @@ void Engine::run_env(int i) {
   }
   // An env that has just reset has its next reset to prepare: time no thread of ours wants does it.
   const auto e = static_cast<size_t>(i);
-  if (reset_ahead_ && !wait_for_prepares_ && errors_[e] == nullptr && envs_[e]->claim_prepare()) background_->submit(i);
+  if (reset_ahead_ && errors_[e] == nullptr) {
+    if (std::shared_ptr<ResetJob> job = envs_[e]->claim_prepare()) {
+      if (!background_->submit(job)) job->abandon();  // the queue was busy: this reset is made for real
+    }
+  }
 }
 
 void Engine::profile(bool on) {
@@ -234,9 +246,7 @@ void Engine::run_op(int i) {
         apply_reset_ahead(e);
         break;
       case Op::kReset:
-        if (failed_[e]) {  // a fresh emulator, once no background thread prepares the old one's reset
-          if (envs_[e]) envs_[e]->cancel_prepare();
-          if (background_) background_->drop(i);
+        if (failed_[e]) {  // a fresh emulator (the old one's prepare, if any, is abandoned with it)
           envs_[e] = std::make_unique<AtariEnv>(configs_[e], resizes_, palettes_);
           apply_reset_ahead(e);
         }

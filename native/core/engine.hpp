@@ -38,7 +38,7 @@ class Engine {
   /// One config per env (they may differ in ROM and resets, not in observation shape).
   /// `num_threads` 0 means one per core, never more than the envs; `batch_size` 0 means all envs.
   Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset, int batch_size);
-  ~Engine();  // stops the prepares running in the background early: closing waits for no probe
+  ~Engine();  // waits for the work in flight on the workers; never for the idle threads' prepares
 
   int num_envs() const { return static_cast<int>(envs_.size()); }
   int num_threads() const { return pool_.size(); }
@@ -113,8 +113,17 @@ class Engine {
   bool prepares_idle() const { return !background_ || background_->idle(); }
   /// For tests: the envs whose next reset is prepared; no env may be in flight.
   int prepared() const;
-  /// Resets the envs took from their spare emulators so far (envs rebuilt after a failure start at 0).
-  int64_t resets_taken(bool replayed = false) const;  // replayed: only those with their script
+  /// The counts of the resets computed ahead (envs rebuilt after a failure start at 0).
+  enum class Count { kTaken, kReplayed, kChecked, kMismatches };
+  /// kTaken: swapped in; kReplayed: of those, with their chain's script; kChecked: swaps re-checked
+  /// against a real reset; kMismatches: checks that differed (each refuses its key in this engine).
+  int64_t resets_count(Count what) const;
+  /// resets_count(kMismatches), from any thread at any time (the recv reports it).
+  int64_t reset_ahead_mismatches() const {
+    int64_t total = 0;
+    for (const auto& key : keys_) total += key->mismatches.load(std::memory_order_relaxed);
+    return total;
+  }
   /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env
   /// may be in flight.
   void profile(bool on);
@@ -131,11 +140,11 @@ class Engine {
   };
 
   void run_env(int i);
-  void prepare_env(int i);  // a background task: env i's next reset
   void apply_reset_ahead(size_t e);  // env e's switches as the engine's
   void start_background();
   void run_op(int i);
-  void check_ids(const std::vector<int>& ids, size_t values) const;
+  /// Refuses a bad id list (range, repeats, count) and, unless `in_flight_ok`, an env in flight.
+  void check_ids(const std::vector<int>& ids, size_t values, bool in_flight_ok = false) const;
   void dispatch(const std::vector<int>& ids, uint8_t* rows);
   void drain();  // waits for every env in flight and forgets their results
   std::string describe_errors(const std::vector<int>& ids) const;
@@ -161,6 +170,8 @@ class Engine {
   bool reset_ahead_ = false;
   bool wait_for_prepares_ = false;
   bool interrupted_ = false;  // a batch was cancelled part-way: only a reset makes envs agree again
+  std::vector<std::shared_ptr<RuntimeVerdict>> verdicts_;  // per env, shared by the envs of one key
+  std::vector<std::shared_ptr<RuntimeVerdict>> keys_;      // each of them once
   std::unique_ptr<Background> background_;  // made when resets ahead are first switched on
   ThreadPool pool_;  // last: destroyed first (its tasks queue background ones), then background_
 };

@@ -3,6 +3,9 @@
 // a call is inside carried out when it leaves, and a closed engine an error, never a freed one.
 #pragma once
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -19,12 +22,16 @@ struct EngineBusy : std::runtime_error {
 
 class VectorizerHold {
  public:
-  explicit VectorizerHold(std::unique_ptr<Vectorizer> vec) : vec_(std::move(vec)) {}
+  explicit VectorizerHold(std::unique_ptr<Vectorizer> vec) : vec_(std::move(vec)), pid_(getpid()) {}
+  ~VectorizerHold() {
+    if (forked()) (void)vec_.release();  // its threads are the parent's: nothing of it may run here
+  }
 
   /// Runs body(Vectorizer&) as the engine's only caller, in one piece (a send and its recv too),
-  /// and returns what it returns. Throws std::runtime_error, at once, when the engine is closed or
-  /// when another call is inside: nothing waits here. A close() meanwhile takes effect as the body
-  /// returns; the engine is destroyed then, on this thread (its workers joined).
+  /// and returns what it returns. Throws std::runtime_error, at once, when the engine is closed, when
+  /// another call is inside (EngineBusy) or in a process forked from the one that built it: nothing
+  /// waits here. A close() meanwhile takes effect as the body returns; the engine is destroyed then,
+  /// on this thread (its workers joined).
   template <typename Body>
   auto use(Body&& body) -> decltype(body(std::declval<Vectorizer&>())) {
     Vectorizer& vec = enter();
@@ -35,27 +42,45 @@ class VectorizerHold {
     return body(vec);
   }
 
-  /// Closes the engine: returns it for the caller to destroy (which joins its workers: not under a
-  /// lock the workers or a waiting call need), or null when it was closed already or a call is
-  /// inside (that call destroys it as it leaves). Idempotent.
-  std::unique_ptr<Vectorizer> close() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    closing_ = true;
-    return inside_ ? nullptr : std::move(vec_);
+  /// Closes the engine and destroys it here (joining its workers: call it without locks the workers
+  /// or a waiting call need), unless a call is inside (that call destroys it as it leaves) or it was
+  /// closed already. Idempotent. In a forked child the engine is left as it is: its threads do not
+  /// exist there, so there is nothing to join, and nothing of it is touched.
+  void close() {
+    if (forked()) return;
+    std::unique_ptr<Vectorizer> vec;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closing_ = true;
+      if (inside_) return;
+      vec = std::move(vec_);
+    }
+    destroy(std::move(vec));
   }
   /// Whether close() was called (the engine may still be finishing a call).
   bool closed() const {
+    if (forked()) return true;
     std::lock_guard<std::mutex> lock(mutex_);
     return closing_;
   }
-  /// Whether the engine is gone: closed, and no call inside any more.
+  /// Whether no thread of the engine can write anything any more: its destruction has finished (not
+  /// merely begun on another thread), or this is a forked child, where its threads do not exist.
   bool destroyed() const {
+    if (forked()) return true;
     std::lock_guard<std::mutex> lock(mutex_);
-    return vec_ == nullptr;
+    return gone_;
   }
+  /// Whether this process is a fork of the one that built the engine (checked before any lock: one
+  /// may have been held by a thread that does not exist here).
+  bool forked() const { return getpid() != pid_; }
 
  private:
   Vectorizer& enter() {
+    if (forked()) {
+      throw std::runtime_error("this env was built in another process, before os.fork(): its threads do not "
+                               "exist here, so it cannot run in this process (close() it, and build a new env "
+                               "here, or use the 'spawn' or 'forkserver' start method)");
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (closing_) throw std::runtime_error("the engine is closed");
     if (inside_) {
@@ -66,18 +91,29 @@ class VectorizerHold {
     return *vec_;
   }
   void leave() {
-    std::unique_ptr<Vectorizer> closed;
+    std::unique_ptr<Vectorizer> vec;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       inside_ = false;
-      if (closing_) closed = std::move(vec_);
+      if (closing_) vec = std::move(vec_);
     }
-  }  // `closed` goes here, outside the lock
+    destroy(std::move(vec));
+  }
+  /// Destroys `vec` (if it holds the engine) outside the lock; gone_ once that has finished, so that
+  /// a second close() meanwhile does not free what the workers still write into.
+  void destroy(std::unique_ptr<Vectorizer> vec) {
+    if (!vec) return;
+    vec.reset();
+    std::lock_guard<std::mutex> lock(mutex_);
+    gone_ = true;
+  }
 
   mutable std::mutex mutex_;
   std::unique_ptr<Vectorizer> vec_;
+  const pid_t pid_;
   bool inside_ = false;
   bool closing_ = false;
+  bool gone_ = false;
 };
 
 }  // namespace sb3ale

@@ -66,16 +66,13 @@ class AtariEnv {
   void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }
   int screen_height() const { return emu_.screen_height(); }  ///< the ROM's rows
   const ale::ActionVect& action_set() const { return emu_.action_set(); }
-  /// Resets computed ahead of time (ResetAhead): on or off (no prepare may be running), whether a
-  /// prepare is due (true once per reset), and the prepare itself (any thread, one at a time).
-  void set_reset_ahead(bool on) { emu_.set_reset_ahead(on); }
+  /// Resets computed ahead of time (ResetAhead): on or off, and the prepare due after a reset (once).
+  void set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict) { emu_.set_reset_ahead(on, verdict); }
   void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
-  bool claim_prepare() { return emu_.claim_prepare(); }
-  bool reclaim_prepare() { return emu_.reclaim_prepare(); }
+  std::shared_ptr<ResetJob> claim_prepare() { return emu_.claim_prepare(); }
   bool prepared() const { return emu_.prepared(); }
-  void prepare_reset() { emu_.prepare_reset(); }
-  void cancel_prepare() { emu_.cancel_prepare(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }
+  int64_t resets_checked() const { return emu_.resets_checked(); }
   int64_t resets_replayed() const { return emu_.resets_replayed(); }
 
  private:

@@ -63,10 +63,11 @@ Emulator::Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& pa
   ale_ = make_ale(config_, ale_max_frames);
 }
 
-void Emulator::set_reset_ahead(bool on) {
+void Emulator::set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict) {
   if (replaying()) leave_replay();
+  on = on && config_.reset_ahead;  // a key the table does not vouch for resets for real
   // Off keeps the spare (an A/B switches back and forth): only what it prepared is dropped.
-  if (on && !ahead_) ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_);
+  if (on && !ahead_) ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_, verdict);
   if (!on && ahead_) ahead_->disarm();
   ahead_on_ = on;
 }

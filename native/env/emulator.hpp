@@ -89,25 +89,19 @@ class Emulator {
   void set_next_reset_script(ResetScript script) {
     if (ahead_on_) ahead_->set_script(std::move(script));
   }
-  /// Resets ahead of time on (a spare emulator) or off; not while a prepare may run (the engine's rule).
-  void set_reset_ahead(bool on);
+  /// Resets ahead of time on or off (ResetAhead; only where the config's table entry allows them),
+  /// their key's run-time verdict shared by the engine's envs of the same key.
+  void set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict);
   /// ResetAhead::wait_for_prepares (tests), once resets ahead were switched on.
   void wait_for_prepares(bool on) {
     if (ahead_) ahead_->wait_for_prepares(on);
   }
-  /// ResetAhead::claim and prepare (any thread; false and nothing when off).
-  bool claim_prepare() { return ahead_on_ && ahead_->claim(); }
-  bool reclaim_prepare() { return ahead_on_ && ahead_->reclaim(); }
+  /// ResetAhead::claim: the prepare due after this reset, once (null when off or none).
+  std::shared_ptr<ResetJob> claim_prepare() { return ahead_on_ ? ahead_->claim() : nullptr; }
   bool prepared() const { return ahead_on_ && ahead_->prepared(); }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
   int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
-  void prepare_reset() {
-    if (ahead_) ahead_->prepare();
-  }
-  /// Stops a prepare running on another thread early (the env is about to go).
-  void cancel_prepare() {
-    if (ahead_) ahead_->cancel();
-  }
+  int64_t resets_checked() const { return ahead_ ? ahead_->checked() : 0; }
   /// One emulator frame with action index `action` of the action set; adds to the score.
   ale::reward_t act(int action, float strength = 1.0f) { return act_ale(action_set_[static_cast<size_t>(action)], strength); }
   /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.
@@ -151,7 +145,7 @@ class Emulator {
 
   // Swapped with the spare by a reset computed ahead, also at a replay's end that a read causes.
   mutable std::unique_ptr<ale::ALEInterface> ale_;
-  std::unique_ptr<ResetAhead> ahead_;       // null until first switched on
+  std::unique_ptr<ResetAhead> ahead_;       // null until first switched on (live thread only)
   bool ahead_on_ = false;                   // off: resets are emulated when they happen
   mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began

@@ -1,26 +1,26 @@
-// An env's next reset_game(), computed ahead of time on a second emulator and swapped in when the
+// An env's next reset_game(), computed ahead of time on a spare emulator and swapped in when the
 // episode ends, so that the ~70 frames ALE emulates in a reset leave the synchronous step.
 //
 // Why it is exact (ALE 0.12.1): reset_game() is a system reset, 60 NOOP frames, two soft resets, the
 // mode's set-up and the ROM's starting actions. Its outcome depends on the state before it only
-// through what a system reset keeps (the RAM, a cartridge's own RAM and registers) and, with sticky
-// actions, through the environment RNG where a mode's set-up calls act() (Berzerk, Double Dunk,
-// Video Cube). So a spare emulator that restores the state the live one had right after its last
-// reset, and resets, reaches the state the live one reaches at the end of its episode, if and only
-// if that reset keeps nothing of play. A verdict per ROM, mode, difficulty and sticky setting says
-// so, and gates every swap (Verdicts in the .cpp): a probe first (resets after long, varied play and
-// after scrambled RAM must equal the reset without play; a reset that draws the environment RNG
-// with sticky actions on is refused), then the ROM's first resets in the process made for real too
-// and compared. Until both have passed, the env resets for real. What the saved state does not carry
-// (the screen, the TIA's buffers, the last actions sticky actions repeat) the spare made itself by
-// emulating the reset; the live emulator's frame counter and environment RNG are carried over.
+// through what a system reset keeps (the RAM, a cartridge's own RAM and registers) and the
+// environment RNG where a mode's set-up uses it. So a spare emulator that restores the state the live
+// one had right after its last reset, and resets, reaches the state the live one reaches at the end
+// of its episode, if and only if that reset keeps nothing of play. Which ROMs, modes, difficulties
+// and sticky settings qualify is decided offline (tools/reset_verdicts.py, env/reset_probe.*) and
+// shipped as a table: EnvConfig::reset_ahead. No probe runs here, so every run decides alike.
+// A sample of the swaps is still re-checked, in idle time: the emulator swapped out holds the state
+// the episode ended in, so a real reset of it, compared with what was swapped in, is the check; one
+// difference refuses the key for the whole engine (RuntimeVerdict) and is counted.
+//
+// Nothing waits for a prepare. A prepare is a ResetJob, shared by the env and the idle thread that runs
+// it: the env takes it if it is done when the episode ends and abandons it otherwise (the job stops at
+// its next phase and frees itself); no lock is shared between them, only the job's atomic status.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,83 +50,103 @@ struct ReplayFrame {
   std::vector<uint8_t> screen;  // empty unless the script reads it
 };
 
+/// A key's verdict as this engine's run-time checks left it (the table's "yes" until one differs).
+struct RuntimeVerdict {
+  std::atomic<bool> refused{false};
+  std::atomic<int64_t> mismatches{0};  // swaps that a real reset did not reproduce
+};
+
+/// One prepare: the inputs the env gave it, the outputs it leaves, and who has it (status).
+struct ResetJob {
+  enum Status : int { kPending, kRunning, kDone, kAbandoned, kTaken };
+  std::shared_ptr<const EnvConfig> config;
+  int ale_max_frames = 0;
+  ale::ALEState base;      // the live state right after its last reset: the next reset starts here
+  ResetScript script;      // the chain's, after that reset
+  std::unique_ptr<ale::ALEInterface> emu;  // the spare (made here, ROM loaded, when null)
+  bool check = false;      // emu holds the end of an episode whose reset was swapped: reset, compare
+  std::string check_state, check_rng;     // what was swapped in (rng: with sticky actions only)
+  bool keep_state = false;  // this reset will be checked: keep its state_of
+  // Outputs, read by the env once it owns status kTaken.
+  ale::ALEState next;       // the prepared reset's state: where the one after it starts
+  std::string state;        // its state_of, when keep_state
+  std::vector<ReplayFrame> replay;
+  int check_result = 0;     // 1: the checked swap equals the real reset; -1: it does not; 0: none
+  std::atomic<int> status{kPending};
+
+  /// Any thread, once (a second call, or one after abandon(), does nothing). Never throws.
+  void run();
+  /// The env: the job's outputs are its own now; false if the job is not done.
+  bool take() { return cas(kDone, kTaken); }
+  /// The env: the job will never be taken; a run stops at its next phase.
+  void abandon();
+
+ private:
+  bool cas(int from, int to) { return status.compare_exchange_strong(from, to, std::memory_order_acq_rel); }
+  bool abandoned() const { return status.load(std::memory_order_acquire) == kAbandoned; }
+  bool compute();  // false: abandoned part-way
+  void record();
+};
+
+/// An env's resets ahead; used by its live thread only (the jobs are what other threads see).
 class ResetAhead {
  public:
-  /// The spare emulator loads its ROM at its first prepare.
-  ResetAhead(const EnvConfig& config, int ale_max_frames);
-  ~ResetAhead();  // waits for a prepare running on another thread
+  ResetAhead(const EnvConfig& config, int ale_max_frames, std::shared_ptr<RuntimeVerdict> verdict);
+  ~ResetAhead();  // abandons the job in progress: waits for nothing
   ResetAhead(const ResetAhead&) = delete;
   ResetAhead& operator=(const ResetAhead&) = delete;
 
-  /// Live thread, after a reset the live emulator made itself: the next reset starts from here.
+  /// After a reset the live emulator made itself: the next reset starts from here.
   void arm(ale::ALEInterface& live);
-  /// Live thread, before the live emulator reloads its ROM (a seeded reset): nothing prepared holds.
+  /// Before the live emulator reloads its ROM (a seeded reset), or resets ahead are switched off:
+  /// nothing prepared holds.
   void disarm();
-  /// Live thread, after a chain's reset: what it will do after the next real reset (empty: not known).
-  /// A prepare waits for it, so that it plays the script of this very episode.
+  /// After a chain's reset: what it will do after the next real reset (empty: not known).
   void set_script(ResetScript script);
+  /// The prepare due after this reset, once (null: none): the engine queues it on an idle thread.
+  std::shared_ptr<ResetJob> claim();
+
   enum class Taken { kNo, kDone, kReplay };
-  /// Live thread, in reset_game(). kNo (not prepared yet, or not allowed): the live emulator resets
-  /// itself, at once; never waits for a prepare unless wait_for_prepares() is on. kDone: reset,
-  /// either swapped in or (while the verdict's real-reset checks are due) made for real and compared.
-  /// kReplay: the live emulator is left as it is, and replay() holds the reset and its script as
-  /// played on the spare: the caller answers from it, then commit()s, or resets for real.
+  /// In reset_game(). kNo (not prepared in time, or not allowed): the live emulator resets itself.
+  /// kDone: the prepared reset was swapped in. kReplay: the live emulator is left as it is, and
+  /// replay() holds the reset and its script as played on the spare: the caller answers from it, then
+  /// commit()s, or resets for real (arm() then drops the replay).
   Taken take(std::unique_ptr<ale::ALEInterface>& live);
-  const std::vector<ReplayFrame>& replay() const { return replay_; }
-  /// After a replay of `played` script frames: swaps the spare in, its frame counter going on from
-  /// `live_frame` (the live one's before the reset), and arms the next prepare.
+  const std::vector<ReplayFrame>& replay() const { return replaying_->replay; }
+  /// After a whole replay: swaps the spare in, its frame counter going on from `live_frame` (the live
+  /// one's before the reset).
   void commit(std::unique_ptr<ale::ALEInterface>& live, int live_frame);
 
-  /// Whether a prepare has work and nobody was told yet: true once per arm (the engine queues it).
-  bool claim() { return claimable_.exchange(false, std::memory_order_acq_rel); }
-  /// After the engine dropped a queued prepare: whether the armed one has still to run (claimed
-  /// again: the engine queues it again).
-  bool reclaim();
-  /// For tests: whether the next reset is prepared (the spare holds it).
-  bool prepared() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return ready_ && ready_for_ == generation_;
-  }
-  /// Any thread: computes the next reset on the spare while one is armed. Never throws.
-  void prepare();
-  /// Any thread: a prepare running now stops early (its probe's play included) and none starts again.
-  void cancel() { cancel_.store(true); }
-  /// Resets taken from the spare so far (for tests and the benchmark: the path really ran).
+  /// For tests: whether the next reset is prepared.
+  bool prepared() const { return job_ && job_->status.load() == ResetJob::kDone; }
+  /// Resets swapped in so far; of those, the ones whose chain's script was replayed; swaps re-checked.
   int64_t taken() const { return taken_; }
-  /// Of those, the ones whose chain's script was replayed (the no-ops and FIRE computed ahead too).
   int64_t replayed() const { return replayed_; }
+  int64_t checked() const { return checked_; }
   /// For tests: take() runs the prepare itself, on the live thread, instead of resetting for real
   /// (a loaded machine may never run threads at idle priority), so the path under test is taken.
   void wait_for_prepares(bool on) { wait_ = on; }
 
  private:
-  const EnvConfig config_;
-  std::unique_ptr<ale::ALEInterface> spare_;
-  std::mutex mutex_;
-  std::condition_variable prepared_;
-  /// The script played on the spare after its reset, frame by frame (to a game's end at most).
-  std::vector<ReplayFrame> record(const ResetScript& script);
-  /// The carried-over frame counter and RNG (see take) onto the spare's state.
-  void carry_over(ale::ALEInterface& live, int live_frame);
-  void rearm(ale::ALEState base);  // the next prepare from `base` (lock held; same generation)
+  std::shared_ptr<ResetJob> make_job();
+  void swap_in(std::unique_ptr<ale::ALEInterface>& live, ResetJob& job, int live_frame);
 
-  ale::ALEState base_;       // where the next reset starts: the live state right after the last one
-  ale::ALEState next_base_;  // the prepared reset's own state: where the one after it starts
-  std::string checked_;      // the prepared reset's state_of, while real-reset checks are due
-  ResetScript script_;       // the chain's, for the reset after generation script_for_
-  uint64_t script_for_ = 0;  // a prepare waits for its generation's script (an empty one included)
-  std::vector<ReplayFrame> replay_;
-  uint64_t generation_ = 0;  // every arm, disarm and take: a prepare of an older one is void
-  uint64_t ready_for_ = 0;   // the generation whose reset spare_ holds (ready_ true)
-  bool pending_ = false;     // base_ not prepared yet
-  bool running_ = false;     // a prepare has spare_
-  bool ready_ = false;
+  const std::shared_ptr<const EnvConfig> config_;
+  const int ale_max_frames_;
+  const std::shared_ptr<RuntimeVerdict> verdict_;
+  std::unique_ptr<ale::ALEInterface> spare_;  // between jobs: the emulator the last swap took out
+  ale::ALEState base_;
+  ResetScript script_;
+  bool armed_ = false;       // base_ holds the state after the last reset
+  bool scripted_ = false;    // the chain has said what follows it
+  std::shared_ptr<ResetJob> job_;        // the prepare of the next reset
+  std::shared_ptr<ResetJob> replaying_;  // a taken job whose replay the caller is answering from
+  bool check_ = false;       // spare_ holds the end of the last episode, its swap to be re-checked
+  std::string check_state_, check_rng_;
   bool wait_ = false;
-  bool loaded_ = false;  // spare_'s ROM (its prepares' thread only, one at a time)
-  std::atomic<bool> claimable_{false};
-  std::atomic<bool> cancel_{false};
   int64_t taken_ = 0;
   int64_t replayed_ = 0;
+  int64_t checked_ = 0;
 };
 
 }  // namespace sb3ale

@@ -15,6 +15,7 @@
 #include "xla/xla_ffi.hpp"
 
 namespace py = pybind11;
+using sb3ale::Engine;
 using sb3ale::EnvConfig;
 using sb3ale::PyVectorizer;
 
@@ -92,10 +93,16 @@ PYBIND11_MODULE(_engine, m) {
       .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
                     "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread "
                     "(not by idle threads, which a busy machine may never run), so that swaps happen.")
-      .def_property_readonly("_resets_taken", [](PyVectorizer& v) { return v.resets_taken(false); },
+      .def_property_readonly("_resets_taken", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kTaken); },
                              "Benchmark: resets the envs took from their spare emulators so far.")
-      .def_property_readonly("_resets_replayed", [](PyVectorizer& v) { return v.resets_taken(true); },
+      .def_property_readonly("_resets_replayed", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kReplayed); },
                              "Tests: of those, the ones whose no-ops and FIRE were computed ahead too.")
+      .def_property_readonly("_resets_checked", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kChecked); },
+                             "Tests: of those, the ones re-checked against a real reset in idle time.")
+      .def_property_readonly("reset_ahead_mismatches",
+                             [](PyVectorizer& v) { return v.resets_count(Engine::Count::kMismatches); },
+                             "Swaps that a real reset did not reproduce (each refuses its game's resets ahead "
+                             "in this env; 0 unless the shipped table is wrong).")
       .def_property_readonly("_prepares_idle", &PyVectorizer::prepares_idle,
                              "Tests: no reset prepared ahead is queued or running on the idle threads.")
       .def_property_readonly("_prepared", &PyVectorizer::prepared,
@@ -103,6 +110,8 @@ PYBIND11_MODULE(_engine, m) {
       .def("_inject_fault", &PyVectorizer::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
+      .def_property_readonly("forked", &PyVectorizer::forked,
+                             "Whether this process is a fork of the one that built the engine (it is inert here).")
       .def_property_readonly("num_envs", &PyVectorizer::num_envs)
       .def_property_readonly("num_threads", &PyVectorizer::num_threads)
       .def_property_readonly("batch_size", &PyVectorizer::batch_size)

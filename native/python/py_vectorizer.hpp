@@ -68,11 +68,10 @@ class PyVectorizer {
   /// Frees the engine; again does nothing. A call inside (another thread's, or the one a signal
   /// handler interrupted) is not disturbed: the engine goes as it leaves, and it raises if it waited.
   void close() {
-    std::unique_ptr<Vectorizer> vec = hold_->close();
     xla::forget(hold_.get());
-    if (vec) {
+    {
       py::gil_scoped_release release;  // joining waits for work in flight
-      vec.reset();
+      hold_->close();
     }
     if (hold_->destroyed()) pending_obs_ = py::none();  // no worker writes into it any more
   }
@@ -117,6 +116,7 @@ class PyVectorizer {
     std::optional<Columns> columns;
     std::string error;
     std::vector<int> failed;
+    int64_t mismatches = 0;
     drive([&](Vectorizer& vec) {
       wait_interruptibly(vec.engine());
       if (hold_->closed()) {
@@ -146,9 +146,14 @@ class PyVectorizer {
         if (r.failed) failed.push_back(r.env_id);
       }
       forget_rows();  // (`obs` holds them now)
+      mismatches = vec.engine().reset_ahead_mismatches();
     });
     py::dict batch = columns->to_dict();
     batch["obs"] = obs;
+    if (mismatches != mismatches_seen_) {  // only then: the front-end warns
+      mismatches_seen_ = mismatches;
+      batch["reset_ahead_mismatches"] = mismatches;
+    }
     batch["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
     batch["failed"] = failed;
     return batch;
@@ -199,8 +204,8 @@ class PyVectorizer {
   int prepared() {
     return drive([](Vectorizer& vec) { return vec.engine().prepared(); });
   }
-  int64_t resets_taken(bool replayed) {
-    return drive([&](Vectorizer& vec) { return vec.engine().resets_taken(replayed); });
+  int64_t resets_count(Engine::Count what) {
+    return drive([&](Vectorizer& vec) { return vec.engine().resets_count(what); });
   }
   void inject_fault(int i) {
     drive([&](Vectorizer& vec) { vec.engine().inject_fault(i); });
@@ -212,6 +217,7 @@ class PyVectorizer {
     return pending_.load(std::memory_order_acquire);
   }
   bool closed() const { return hold_->closed(); }
+  bool forked() const { return hold_->forked(); }
   int num_envs() const { return num_envs_; }
   int num_threads() const { return num_threads_; }
   int batch_size() const { return batch_size_; }
@@ -240,7 +246,7 @@ class PyVectorizer {
     });
   }
   void check_open() const {
-    if (hold_->closed()) throw std::runtime_error("the engine is closed");
+    if (!hold_->forked() && hold_->closed()) throw std::runtime_error("the engine is closed");
   }
   /// The caller's array for a batch of every env (SB3 keeps the last one), made with the GIL when the
   /// vectorizer asks for it and kept in `holder` until recv.
@@ -271,6 +277,7 @@ class PyVectorizer {
   py::object pending_obs_ = py::none();  // the rows the workers write a batch of every env into
   std::shared_ptr<VectorizerHold> hold_;  // shared with the XLA registry (weakly)
   std::atomic<bool> pending_{false};
+  int64_t mismatches_seen_ = 0;  // reset_ahead_mismatches as the last recv reported it
   int num_envs_ = 0, num_threads_ = 0, batch_size_ = 0;
   std::vector<py::ssize_t> obs_shape_;
   std::vector<py::ssize_t> screen_heights_;

@@ -3,6 +3,8 @@
 // every env is written there by the workers themselves).
 #include "xla/xla_ffi.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -27,6 +29,11 @@ namespace {
 std::mutex registry_mutex;
 std::unordered_map<uint64_t, std::weak_ptr<VectorizerHold>> holds;
 uint64_t next_handle = 1;  // 0 is never a handle: an all-zero buffer is an obvious mistake
+
+// The registry's lock is consistent in a forked child: held across fork() by the forking thread (only
+// ordinary threads take it, briefly), so no other thread's hold is copied into the child locked.
+const int registry_at_fork = pthread_atfork([] { registry_mutex.lock(); }, [] { registry_mutex.unlock(); },
+                                            [] { registry_mutex.unlock(); });
 
 std::shared_ptr<VectorizerHold> find(uint64_t handle) {
   std::lock_guard<std::mutex> lock(registry_mutex);

@@ -15,6 +15,7 @@ inline std::vector<sb3ale::EnvConfig> configs(int n, int max_frames = 108000) {
   sb3ale::EnvConfig c;
   c.rom_path = rom_path();
   c.max_num_frames_per_episode = max_frames;
+  c.reset_ahead = true;  // Breakout's resets are vetted for computing ahead (sb3_ale_vec/reset_table.csv)
   return std::vector<sb3ale::EnvConfig>(static_cast<size_t>(n), c);
 }
 

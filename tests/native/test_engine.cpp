@@ -46,7 +46,7 @@ std::vector<uint8_t> run_whole(int n, int threads, int steps, int64_t* taken = n
     all.insert(all.end(), rows.begin(), rows.end());
   }
   CHECK(resets > 0);
-  if (taken != nullptr) *taken = engine.resets_taken();
+  if (taken != nullptr) *taken = engine.resets_count(Engine::Count::kTaken);
   return all;
 }
 

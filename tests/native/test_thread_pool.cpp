@@ -1,5 +1,5 @@
 // ThreadPool: every index runs once, on the caller too; waits, time-outs, cancel, a thread that cannot
-// start. Background: tasks at idle priority, queued once, dropped, never beside themselves.
+// start. Background: jobs at idle priority, and no wait for them.
 #include <pthread.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "core/background.hpp"
 #include "core/thread_pool.hpp"
 #include "check.hpp"
+#include "envs.hpp"
 
 using sb3ale::Background;
 using sb3ale::ThreadPool;
@@ -123,42 +124,35 @@ TEST(a_thread_that_cannot_start_is_an_exception_not_a_crash) {
   CHECK(pool.take(3).size() == 3);
 }
 
-TEST(background_tasks_run_at_idle_priority_once_each_and_can_be_dropped) {
-  std::atomic<int> runs{0}, beside{0}, inside{0}, idle{0};
-  std::atomic<bool> started{false}, release{false};
+TEST(background_jobs_run_at_idle_priority_and_nobody_waits_for_them) {
+  sb3ale::EnvConfig config = check::configs(1)[0];
+  auto live = sb3ale::make_ale(config, 0);
+  live->loadROM(config.rom_path);
+  live->reset_game();
+  auto job = [&] {
+    auto j = std::make_shared<sb3ale::ResetJob>();
+    j->config = std::make_shared<const sb3ale::EnvConfig>(config);
+    j->base = live->cloneState();
+    j->keep_state = true;
+    return j;
+  };
+  const auto done = job(), dropped = job();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // idle time may be scarce
   {
-    Background background(2, -1, [&](int i) {
-      int policy = 0;
-      sched_param param{};
-      if (pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE) idle.fetch_add(1);
-      if (inside.fetch_add(1) > 0 && i == 0) beside.fetch_add(1);
-      if (i == 0) {
-        started.store(true);
-        while (!release.load()) std::this_thread::yield();
-      }
-      inside.fetch_sub(1);
-      runs.fetch_add(1);
-    });
+    Background background(1, -1);
     CHECK(background.idle_priority());
-    background.submit(0);  // held inside until released
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!started.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    CHECK(started.load());
-    background.submit(0);  // queued again while it runs: it runs after, never beside itself
-    background.submit(1);
-    background.submit(1);  // queued once
-    background.drop(1);    // dropped before it ran (the second thread may have started it: then waited)
-    std::thread releaser([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      release.store(true);
-    });
-    background.drop(0);  // waits for the running one and drops the queued one
-    releaser.join();
-    const int after_drop = runs.load();
-    CHECK(after_drop >= 1 && after_drop <= 2);  // 0 once; 1 at most once, if it started before drop
-    background.submit(2);
-    while (runs.load() < after_drop + 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    CHECK(runs.load() == after_drop + 1);
-  }  // joined here
-  CHECK(beside.load() == 0 && idle.load() == runs.load());
+    CHECK(background.submit(done));
+    while (done->status.load() != sb3ale::ResetJob::kDone && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    CHECK(done->take());
+    CHECK(background.submit(dropped));
+    dropped->abandon();  // as an env's reset that comes first, or a close, does
+  }
+  const auto closed = std::chrono::steady_clock::now();
+  CHECK(!dropped->take());  // never taken once abandoned, whatever the thread did with it
+  // The job reset from `base` exactly as the live emulator resets itself.
+  live->reset_game();
+  CHECK(done->state == sb3ale::state_of(*live));
+  CHECK(std::chrono::steady_clock::now() - closed < std::chrono::seconds(1));
 }

@@ -153,18 +153,18 @@ def _thread_cpus(name: str | None = None) -> dict[int, str]:
 
 
 def test_thread_affinity_offset_pins_each_worker_to_its_core():
-    # Three threads: two workers and the caller, which is not pinned; and two threads at idle priority
+    # Three threads: two workers and the caller, which is not pinned; and two threads at the lowest priority
     # for the resets computed ahead, pinned as the workers are.
     before = _thread_cpus()
     env = AleNativeVecEnv("pong", 4, num_threads=3, thread_affinity_offset=1)
     workers = {t: c for t, c in _thread_cpus("sb3ale-worker").items() if t not in before}
     idle = {t: c for t, c in _thread_cpus("sb3ale-idle").items() if t not in before}
-    policies = {os.sched_getscheduler(t) for t in idle}
+    policies = {(os.sched_getscheduler(t), os.getpriority(os.PRIO_PROCESS, t)) for t in idle}
     env.close()
     cores = os.cpu_count()
     expected = sorted(str((1 + t) % cores) for t in range(2) if (1 + t) % cores in os.sched_getaffinity(0))
     assert len(workers) == 2 and expected and sorted(workers.values()) == expected, (workers, expected)
-    assert sorted(idle.values()) == expected and policies == {os.SCHED_IDLE}, (idle, policies)
+    assert sorted(idle.values()) == expected and policies == {(os.SCHED_BATCH, 19)}, (idle, policies)
 
 
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)

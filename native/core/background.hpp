@@ -1,6 +1,6 @@
-// Threads for work no step waits for (the resets computed ahead): they run at the scheduler's idle
-// priority, so they only take a core that no step, no caller and no other program wants. Under load
-// such a thread may not run for seconds, so nothing ever waits for one: the threads are detached and
+// Threads for work no step waits for (the resets computed ahead): they run at the scheduler's lowest
+// priority, so they take little of a core that a step, a caller or another program wants. Under load
+// such a thread may not run for a long time, so nothing ever waits for one: the threads are detached and
 // share with the engine only a queue of jobs that own what they touch (ResetJob), they end on their
 // own once told to stop, and the engine's side takes their lock only with try_lock.
 #pragma once
@@ -15,9 +15,8 @@
 
 namespace sb3ale {
 
-/// `num_threads` detached threads that run the queued jobs, at idle priority: Linux's SCHED_IDLE (a
-/// thread at it is preempted at once by any ordinary thread that wakes on its core, so a batch never
-/// waits behind it), the background QoS class on macOS, and the normal priority elsewhere.
+/// `num_threads` detached threads that run the queued jobs, at the lowest priority: Linux's SCHED_BATCH
+/// at nice 19 (see lower_to_idle), the background QoS class on macOS, and the normal priority elsewhere.
 class Background {
  public:
   /// `affinity_offset` >= 0 pins thread t as ThreadPool pins worker t (the same CPUs, no others).

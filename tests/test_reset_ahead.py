@@ -35,7 +35,9 @@ def _gym_run(cls, game: str, ahead: bool, actions: np.ndarray, **kwargs):
     else:
         env._native._vec._reset_ahead = False
     try:
-        return trajectories(env, actions, seed=7), (resets_taken(env), resets_replayed(env))
+        out = trajectories(env, actions, seed=7), (resets_taken(env), resets_replayed(env))
+        assert env._native._vec._replays_abandoned == 0  # every post-reset script predicted right
+        return out
     finally:
         env.close()
 
@@ -68,6 +70,7 @@ def _sb3_run(game: str, ahead: bool, steps: int, n: int = 4):
                         [sorted((k, str(v if k != "episode" else (v["r"], v["l"]))) for k, v in i.items()
                                if k != "terminal_observation") for i in infos],
                         [i.get("terminal_observation") for i in infos]))
+        assert env._native._vec._replays_abandoned == 0
         return out, (resets_taken(env), resets_replayed(env))
     finally:
         env.close()

@@ -17,10 +17,10 @@ from sb3_ale_vec import AleVectorEnv, AtariVectorEnv, reset_table
 
 
 def _run(env, actions: np.ndarray, seed: int = 7):
-    """Trajectories, resets swapped, swaps re-checked; every re-check agreed (no mismatch)."""
+    """Trajectories, resets swapped, swaps re-checked; every re-check agreed, every replay ran whole."""
     try:
         out = trajectories(env, actions, seed=seed), resets_taken(env), env._native._vec._resets_checked
-        assert env._native._vec.reset_ahead_mismatches == 0
+        assert env._native._vec.reset_ahead_mismatches == 0 and env._native._vec._replays_abandoned == 0
         return out
     finally:
         env.close()

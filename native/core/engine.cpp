@@ -48,9 +48,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       throw std::invalid_argument("every env of an engine needs the same observation shape");
     }
     // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.
-    if (!ale::ALEInterface::isSupportedROM(c.rom_path)) {
-      throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + c.rom_path);
-    }
+    check_supported_rom(c.rom_path);
   }
   const auto size = static_cast<size_t>(n);
   // One run-time verdict per key (ROM, mode, difficulty, sticky) among the envs: a swap that a real

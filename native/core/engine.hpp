@@ -114,9 +114,10 @@ class Engine {
   /// For tests: the envs whose next reset is prepared; no env may be in flight.
   int prepared() const;
   /// The counts of the resets computed ahead (envs rebuilt after a failure start at 0).
-  enum class Count { kTaken, kReplayed, kChecked, kMismatches };
+  enum class Count { kTaken, kReplayed, kChecked, kMismatches, kAbandoned };
   /// kTaken: swapped in; kReplayed: of those, with their chain's script; kChecked: swaps re-checked
-  /// against a real reset; kMismatches: checks that differed (each refuses its key in this engine).
+  /// against a real reset; kMismatches: checks that differed (each refuses its key in this engine);
+  /// kAbandoned: replays left part-way (a script predicted wrong; see Emulator::replays_abandoned).
   int64_t resets_count(Count what) const;
   /// resets_count(kMismatches), from any thread at any time (the recv reports it).
   int64_t reset_ahead_mismatches() const {

@@ -38,8 +38,13 @@ int64_t Engine::resets_count(Count what) const {
   int64_t total = 0;
   for (const auto& env : envs_) {
     if (!env) continue;
-    total += what == Count::kTaken ? env->resets_taken() : what == Count::kReplayed ? env->resets_replayed()
-                                                                                    : env->resets_checked();
+    switch (what) {
+      case Count::kTaken: total += env->resets_taken(); break;
+      case Count::kReplayed: total += env->resets_replayed(); break;
+      case Count::kChecked: total += env->resets_checked(); break;
+      case Count::kAbandoned: total += env->replays_abandoned(); break;
+      case Count::kMismatches: break;
+    }
   }
   return total;
 }

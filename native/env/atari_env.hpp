@@ -73,6 +73,7 @@ class AtariEnv {
   bool prepared() const { return emu_.prepared(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }
   int64_t resets_checked() const { return emu_.resets_checked(); }
+  int64_t replays_abandoned() const { return emu_.replays_abandoned(); }
   int64_t resets_replayed() const { return emu_.resets_replayed(); }
 
  private:

@@ -147,6 +147,7 @@ void Emulator::leave_replay() const {
     ahead_->commit(ale_, live_frame_);
     return;
   }
+  ++replays_abandoned_;  // the chain did not do what its script said: a wrong prediction, or a read
   std::vector<int> actions;  // taken first: once armed, the recording belongs to the next prepare
   for (int k = 1; k <= played; ++k) actions.push_back(frames[static_cast<size_t>(k)].action);
   reset_for_real();

@@ -21,13 +21,19 @@ namespace sb3ale {
 /// emulators' reads of it on worker threads, would be a data race.
 void quiet_ale_logs();
 
-/// read(ale) on a throwaway emulator with the ROM loaded (a ROM's facts: rows, actions, modes); a
-/// ROM ALE does not know is refused first with std::invalid_argument (its loadROM would end the process).
-template <typename Read>
-auto with_rom(const std::string& rom_path, Read read) {
+/// Refuses, with std::invalid_argument, a ROM ALE does not know: its loadROM would end the process.
+/// Every path that loads a ROM from a caller's path checks it here first.
+inline void check_supported_rom(const std::string& rom_path) {
   if (!ale::ALEInterface::isSupportedROM(rom_path)) {
     throw std::invalid_argument("not a ROM that ALE supports (unknown MD5): " + rom_path);
   }
+}
+
+/// read(ale) on a throwaway emulator with the ROM loaded (a ROM's facts: rows, actions, modes); a
+/// ROM ALE does not know is refused first (check_supported_rom).
+template <typename Read>
+auto with_rom(const std::string& rom_path, Read read) {
+  check_supported_rom(rom_path);
   quiet_ale_logs();  // before the constructor: it logs a banner
   ale::ALEInterface ale;
   ale.loadROM(rom_path);
@@ -102,6 +108,9 @@ class Emulator {
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
   int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
   int64_t resets_checked() const { return ahead_ ? ahead_->checked() : 0; }
+  /// Replays left before their last frame (the live emulator then reset and replayed them for real):
+  /// each is a script the chain predicted wrong, so none in a run where predictions hold.
+  int64_t replays_abandoned() const { return replays_abandoned_; }
   /// One emulator frame with action index `action` of the action set; adds to the score.
   ale::reward_t act(int action, float strength = 1.0f) { return act_ale(action_set_[static_cast<size_t>(action)], strength); }
   /// One frame of an ALE action id (NOOP, FIRE), whatever the action set.
@@ -149,6 +158,7 @@ class Emulator {
   bool ahead_on_ = false;                   // off: resets are emulated when they happen
   mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began
+  mutable int64_t replays_abandoned_ = 0;
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   int screen_height_ = 0;  // set by the first load()

@@ -97,6 +97,8 @@ PYBIND11_MODULE(_engine, m) {
                              "Benchmark: resets the envs took from their spare emulators so far.")
       .def_property_readonly("_resets_replayed", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kReplayed); },
                              "Tests: of those, the ones whose no-ops and FIRE were computed ahead too.")
+      .def_property_readonly("_replays_abandoned", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kAbandoned); },
+                             "Tests: replays left part-way (a post-reset script predicted wrong): 0 where predictions hold.")
       .def_property_readonly("_resets_checked", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kChecked); },
                              "Tests: of those, the ones re-checked against a real reset in idle time.")
       .def_property_readonly("reset_ahead_mismatches",

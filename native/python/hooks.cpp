@@ -99,7 +99,7 @@ int reset_frames(ale::ALEInterface& ale) {
 std::vector<py::array_t<uint8_t>> colour_averaged_screens(const std::vector<std::string>& rom_paths,
                                                            const std::vector<int>& actions, int seed) {
   for (const std::string& rom_path : rom_paths) {
-    if (!ale::ALEInterface::isSupportedROM(rom_path)) throw std::invalid_argument("not a ROM that ALE supports: " + rom_path);
+    check_supported_rom(rom_path);
   }
   for (int action : actions) {
     if (action < 0 || action >= PLAYER_A_MAX) throw std::out_of_range("not an ALE action id: " + std::to_string(action));
@@ -138,7 +138,7 @@ std::vector<py::array_t<uint8_t>> colour_averaged_screens(const std::vector<std:
 }
 
 py::dict bare_act(const std::string& rom_path, double seconds, int seed) {
-  if (!ale::ALEInterface::isSupportedROM(rom_path)) throw std::invalid_argument("not a ROM that ALE supports: " + rom_path);
+  check_supported_rom(rom_path);
   if (!(seconds > 0)) throw std::invalid_argument("seconds must be > 0");
   quiet_ale_logs();
   long frames = 0, resets = 0;
@@ -176,7 +176,7 @@ py::dict bare_act(const std::string& rom_path, double seconds, int seed) {
 }
 
 int rom_reset_frames(const std::string& rom_path) {
-  if (!ale::ALEInterface::isSupportedROM(rom_path)) throw std::invalid_argument("not a ROM that ALE supports: " + rom_path);
+  check_supported_rom(rom_path);
   quiet_ale_logs();
   ale::ALEInterface ale;
   ale.loadROM(rom_path);

@@ -24,9 +24,8 @@ namespace sb3ale {
 using Seed = std::optional<std::vector<uint32_t>>;  ///< a seed's 32-bit words, least significant first
 
 /// The batched engine. Results never depend on the thread count, the batch size or which thread
-/// ran which env: each env only touches its own state. One caller drives it at a time: a call that
-/// starts, waits for or cancels work while another thread's such call is running throws
-/// std::runtime_error (checked, not assumed: the XLA targets and Python threads can both reach it).
+/// ran which env: each env only touches its own state. One caller drives it at a time: the front
+/// doors reach it only through VectorizerHold, the guard that refuses a second caller; Driver asserts it.
 ///
 /// send() / send_reset() start work on some envs; recv() waits for the first min(batch_size, envs in
 /// flight) of them to finish and returns their ids in the order they finished. An env is in flight
@@ -75,8 +74,8 @@ class Engine {
 
   /// Held for the length of each call that starts, waits for or cancels work, and by a caller
   /// that makes several such calls in a row (the binding's recv: its wait, in slices, and its
-  /// results), so that no other thread gets in between: another thread's call then throws
-  /// std::runtime_error. The holder's own calls nest.
+  /// results). An assertion, not a guard (VectorizerHold is): another thread's call meanwhile ends
+  /// the process with a message. The holder's own calls nest.
   class Driver {
    public:
     explicit Driver(const Engine& engine);

@@ -1,6 +1,10 @@
 // Vectorizer on a real ROM: partial resets (the envs left alone staged), the next batch's ids,
 // rows written in place or gathered, and the rules it enforces.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
 #include <cstdint>
 #include <numeric>
 #include <set>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "core/vectorizer.hpp"
+#include "core/vectorizer_hold.hpp"
 #include "check.hpp"
 #include "envs.hpp"
 
@@ -148,4 +153,43 @@ TEST(the_rules_are_refused_with_the_front_ends_errors) {
   whole.send_reset({0}, seeds(1), rows.give());
   CHECK_THROWS(std::runtime_error, whole.send({}, {0, 0, 0}, {1.0f, 1.0f, 1.0f}, rows.give()));  // reset pending
   receive(whole, gather);
+}
+
+TEST(a_second_caller_through_the_hold_is_refused_at_once_and_changes_nothing) {
+  // One thread resets 16 envs on one engine thread (about 100 ms inside each call); another calls in
+  // all the while. The hold lets one caller in: the other's call is refused with EngineBusy at once
+  // (the first thread retries its refused calls); no call runs beside another (Engine::Driver would end
+  // the process).
+  sb3ale::VectorizerHold hold(std::make_unique<Vectorizer>(check::configs(16), 1, -1, 0));
+  std::atomic<bool> over{false};
+  std::atomic<int> refusals{0};
+  std::thread other([&] {
+    while (!over.load()) {
+      try {
+        hold.use([](Vectorizer& vec) { return vec.expected(); });
+      } catch (const sb3ale::EngineBusy&) {
+        refusals.fetch_add(1);
+      }
+    }
+  });
+  Rows rows(static_cast<size_t>(check::configs(1)[0].obs_size()));
+  std::vector<uint8_t> gather;
+  for (int round = 0; round < 3; ++round) {
+    for (;;) {
+      try {
+        const std::vector<Row> got = hold.use([&](Vectorizer& vec) {
+          vec.send_reset(check::ids(16), seeds(16), rows.give());
+          return receive(vec, gather);
+        });
+        CHECK(got.size() == 16);
+        break;
+      } catch (const sb3ale::EngineBusy&) {
+      }
+    }
+  }
+  over.store(true);
+  other.join();
+  CHECK(refusals.load() > 0);  // while the first thread was inside
+  hold.close();
+  CHECK(hold.destroyed());
 }

@@ -120,7 +120,10 @@ PYBIND11_MODULE(_engine, m) {
     return py::object(py::make_tuple(py::capsule(sb3ale::xla::reset_cuda_handler()),
                                      py::capsule(sb3ale::xla::step_cuda_handler())));
   }, "(reset capsule, step capsule) of the CUDA targets (native/xla/xla_cuda.cpp), or None.");
-  m.def("obs_shape", &sb3ale::config_obs_shape, py::arg("config"),
+  m.def("obs_shape", [](const EnvConfig& config) {
+    sb3ale::check_config(config);
+    return sb3ale::config_obs_shape(config);
+  }, py::arg("config"),
         "The shape of one observation of an env with this config, as an engine of it returns.");
   m.def("screen_height", &screen_height, py::arg("rom_path"), "The rows of the ROM's screen (ALE's getScreen()).");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,

@@ -25,6 +25,9 @@ int screen_height(const std::string& rom_path) {
   return sb3ale::with_rom(rom_path, [](ale::ALEInterface& ale) { return static_cast<int>(ale.getScreen().height()); });
 }
 
+/// sb3_ale_vec._testing's way in (PyVectorizerHooks), left in pybind11's shared data, never bound here.
+sb3ale::PyVectorizerHooks hooks{[](PyVectorizer& vec, int env_id) { vec.inject_fault(env_id); }};
+
 std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {
   return sb3ale::with_rom(rom_path, [&](ale::ALEInterface& ale) {
     const ale::ActionVect actions = full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet();
@@ -38,6 +41,7 @@ PYBIND11_MODULE(_engine, m) {
   m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + each preset's preprocessing)";
   m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
   m.attr("RAM_SIZE") = sb3ale::kRamSize;  // bytes of RAM per row of info["ram"]
+  py::set_shared_data(sb3ale::PyVectorizerHooks::kKey, &hooks);
 
   py::enum_<sb3ale::Preset>(m, "Preset")
       .value("SB3", sb3ale::Preset::kSB3)
@@ -100,7 +104,6 @@ PYBIND11_MODULE(_engine, m) {
                              "Tests: no reset prepared ahead is queued or running on the idle threads.")
       .def_property_readonly("_prepared", &PyVectorizer::prepared,
                              "Tests: the envs whose next reset is prepared on their spare emulators.")
-      .def("_inject_fault", &PyVectorizer::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
       .def_property_readonly("num_envs", &PyVectorizer::num_envs)

@@ -1,6 +1,6 @@
 // check_config: each EnvConfig field held to its range where a config enters the engine (the Engine's
-// constructor, _engine.obs_shape). options.py checks the user's options with the same bounds; a
-// config built directly skipped them, and stack_num=0 divided by zero in the frame stack.
+// constructor, _engine.obs_shape). options.py checks the user's options; a config built directly
+// skipped those checks, and stack_num=0 divided by zero in the frame stack.
 #include <climits>
 #include <cstdint>
 #include <sstream>

@@ -1,4 +1,5 @@
-// An env's config: every field, its unit and its default, once (the options are validated in options.py).
+// An env's config: every field, its unit and its default, once. options.py validates the user's options;
+// check_config (config_check.cpp) holds each field to its range wherever a config enters the engine.
 #pragma once
 
 #include <string>
@@ -92,5 +93,9 @@ struct EnvConfig {
   }
   int obs_size() const { return frame_size() * stack_num; }
 };
+
+/// Throws std::invalid_argument naming the first field out of its range, its value and what is
+/// allowed: a config built directly (sb3_ale_vec._engine.EnvConfig) skips options.py's checks.
+void check_config(const EnvConfig& config);
 
 }  // namespace sb3ale

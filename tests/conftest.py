@@ -46,9 +46,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("ray"))
 
 
-# Skips that only mean "this machine lacks an optional file or tool", never a missing package
+# Skips that only mean "this machine lacks an optional file, tool or CPU feature", never a missing package
 # (tests/test_packaging.py holds every pytest.skip message of the suite to this list).
-ALLOWED_SKIPS = ("is not beside this checkout", "a file this machine lacks", "a tool this machine lacks")
+ALLOWED_SKIPS = ("is not beside this checkout", "a file this machine lacks", "a tool this machine lacks",
+                 "a CPU feature this machine lacks")
 
 
 def pytest_sessionfinish(session, exitstatus):

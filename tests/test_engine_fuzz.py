@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from sb3_ale_vec import _engine
+from sb3_ale_vec import _engine, _testing
 from sb3_ale_vec.options import build_batch
 
 ORDINARY = (RuntimeError, ValueError, TypeError, IndexError, OverflowError)
@@ -87,7 +87,7 @@ def _call(vec, rng, name: str) -> None:
     elif name == "handle":
         vec.xla_handle()
     elif name == "fault":
-        vec._inject_fault(int(rng.integers(-1, N + 1)))
+        _testing._inject_fault(vec, int(rng.integers(-1, N + 1)))
 
 
 def _run(vec, steps: int = 30):

@@ -44,6 +44,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
   }
   quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
   for (const EnvConfig& c : configs_) {
+    check_config(c);  // a config built directly skipped options.py's checks
     const EnvConfig& c0 = configs_.front();
     if (c.img_height != c0.img_height || c.img_width != c0.img_width || c.grayscale != c0.grayscale ||
         c.stack_num != c0.stack_num || c.layout != c0.layout || c.obs_size() != c0.obs_size()) {

@@ -44,7 +44,9 @@ FrameStack::FrameStack(const EnvConfig& config)
       channels_(config.channels()),
       pixels_(static_cast<size_t>(config.img_height) * config.img_width),
       frame_size_(static_cast<size_t>(config.frame_size())),
-      layout_(config.layout),
+      // AtariEnv's own observation (obs_type RGB, GRAYSCALE, RAM) is written as it is: its shape is the
+      // screen's or the RAM's, not img_height x img_width, whatever the layout (config_obs_shape).
+      layout_(config.obs_type == ObsType::kProcessed ? config.layout : Layout::kFrames),
       pad_with_reset_(config.pad_with_reset),
       frames_(static_cast<size_t>(config.obs_size()), 0),
       sse2_(process_isa() >= Isa::kSse2) {}

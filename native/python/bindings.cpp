@@ -26,6 +26,9 @@ int screen_height(const std::string& rom_path) {
   return sb3ale::with_rom(rom_path, [](ale::ALEInterface& ale) { return static_cast<int>(ale.getScreen().height()); });
 }
 
+/// sb3_ale_vec._testing's way in (PyVectorizerHooks), left in pybind11's shared data, never bound here.
+sb3ale::PyVectorizerHooks hooks{[](PyVectorizer& vec, int env_id) { vec.inject_fault(env_id); }};
+
 std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {
   return sb3ale::with_rom(rom_path, [&](ale::ALEInterface& ale) {
     const ale::ActionVect actions = full_action_space ? ale.getLegalActionSet() : ale.getMinimalActionSet();
@@ -39,6 +42,7 @@ PYBIND11_MODULE(_engine, m) {
   m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + each preset's preprocessing)";
   m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
   m.attr("RAM_SIZE") = sb3ale::kRamSize;  // bytes of RAM per row of info["ram"]
+  py::set_shared_data(sb3ale::PyVectorizerHooks::kKey, &hooks);
 
   py::enum_<sb3ale::Preset>(m, "Preset")
       .value("SB3", sb3ale::Preset::kSB3)
@@ -109,7 +113,6 @@ PYBIND11_MODULE(_engine, m) {
                              "Tests: no reset prepared ahead is queued or running on the idle threads.")
       .def_property_readonly("_prepared", &PyVectorizer::prepared,
                              "Tests: the envs whose next reset is prepared on their spare emulators.")
-      .def("_inject_fault", &PyVectorizer::inject_fault, py::arg("env_id"), "Tests: env_id's next step throws.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
       .def_property_readonly("forked", &PyVectorizer::forked,
@@ -131,7 +134,10 @@ PYBIND11_MODULE(_engine, m) {
     return py::object(py::make_tuple(py::capsule(sb3ale::xla::reset_cuda_handler()),
                                      py::capsule(sb3ale::xla::step_cuda_handler())));
   }, "(reset capsule, step capsule) of the CUDA targets (native/xla/xla_cuda.cpp), or None.");
-  m.def("obs_shape", &sb3ale::config_obs_shape, py::arg("config"),
+  m.def("obs_shape", [](const EnvConfig& config) {
+    sb3ale::check_config(config);
+    return sb3ale::config_obs_shape(config);
+  }, py::arg("config"),
         "The shape of one observation of an env with this config, as an engine of it returns.");
   m.def("screen_height", &screen_height, py::arg("rom_path"), "The rows of the ROM's screen (ALE's getScreen()).");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,

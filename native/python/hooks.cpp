@@ -18,6 +18,7 @@
 #include "env/reset_probe.hpp"
 #include "frames/frame_ops.hpp"
 #include "env/rng.hpp"
+#include "python/py_vectorizer.hpp"
 
 namespace py = pybind11;
 
@@ -226,8 +227,17 @@ void add_hooks(py::module_& m) {
         py::arg("seed") = 0,
         "Tests: getScreen() after each of `actions` (ALE action ids) with color_averaging on, one array "
         "(frames, height, width) per ROM, the ROMs played at once on threads of their own.");
-  m.def("_inject_fault", [](py::object engine, int env_id) { engine.attr("_inject_fault")(env_id); }, py::arg("engine"),
-        py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
+  // The engine's own class (pybind11 shares a type among the modules of one pybind11 build), and a
+  // method that _engine leaves in pybind11's shared data instead of binding it: the module users import
+  // offers no way to break an env.
+  m.def(
+      "_inject_fault",
+      [](PyVectorizer& engine, int env_id) {
+        const auto* hooks = static_cast<const PyVectorizerHooks*>(py::get_shared_data(PyVectorizerHooks::kKey));
+        if (hooks == nullptr) throw std::runtime_error("sb3_ale_vec._engine left no hooks: a build of another version?");
+        hooks->inject_fault(engine, env_id);
+      },
+      py::arg("engine"), py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
   m.def(
       "_rom_facts",
       [](const std::string& rom_path) {

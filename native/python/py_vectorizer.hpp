@@ -1,7 +1,7 @@
 // PyVectorizer: the native engine as the Python module holds it. Every call that touches the engine
 // goes through drive(): the GIL released, the engine's one caller (VectorizerHold::use, which the XLA
-// targets share), a close() meanwhile carried out as the call leaves. Included by bindings.cpp alone
-// (with py_arrays.hpp, py_batch.hpp and hooks.cpp, the only code that includes pybind11).
+// targets share), a close() meanwhile carried out as the call leaves. Included by bindings.cpp, and by
+// hooks.cpp for the type alone (with py_arrays.hpp and py_batch.hpp, the only code that includes pybind11).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -207,6 +207,8 @@ class PyVectorizer {
   int64_t resets_count(Engine::Count what) {
     return drive([&](Vectorizer& vec) { return vec.engine().resets_count(what); });
   }
+  /// Tests: env i's next step throws. Not bound in _engine: sb3_ale_vec._testing reaches it through
+  /// PyVectorizerHooks.
   void inject_fault(int i) {
     drive([&](Vectorizer& vec) { vec.engine().inject_fault(i); });
   }
@@ -282,6 +284,14 @@ class PyVectorizer {
   std::vector<py::ssize_t> obs_shape_;
   std::vector<py::ssize_t> screen_heights_;
   bool ram_info_ = false;
+};
+
+/// The engine's test hooks, for sb3_ale_vec._testing (hooks.cpp) and not bound in _engine: _engine leaves
+/// them in pybind11's shared data (one table per process for the modules of one pybind11 build), so the
+/// hooks run _engine's own code, which _testing does not link, through drive() as every call.
+struct PyVectorizerHooks {
+  static constexpr const char* kKey = "sb3_ale_vec._engine.PyVectorizerHooks";
+  void (*inject_fault)(PyVectorizer& vec, int env_id);
 };
 
 }  // namespace sb3ale

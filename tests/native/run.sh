@@ -22,7 +22,7 @@ print(patched_source_dir(version) / "src")
 PY
 )
 flags=$(python -m build_support.native_flags "$kind")
-sources=$(ls native/core/*.cpp native/env/*.cpp native/frames/*.cpp)  # no python/ or xla/: no Python here
+sources=$(ls native/*.cpp native/core/*.cpp native/env/*.cpp native/frames/*.cpp)  # no python/ or xla/: no Python here
 out=build/native_tests${kind:+_$kind}
 echo "== building $out ($flags)"
 # shellcheck disable=SC2086

@@ -16,10 +16,11 @@ MODULE = {"ALE_VERSION", "RAM_SIZE", "EngineBusy", "EnvConfig", "Layout", "ObsTy
           "action_set", "obs_shape", "screen_height", "xla_ffi_targets", "xla_ffi_cuda_targets"}
 VECTORIZER = {
     "send_reset", "send", "recv", "screen_rgb", "close", "xla_handle",  # the engine
-    "pending", "closed", "num_envs", "num_threads", "batch_size", "obs_shape",
+    "pending", "closed", "forked", "num_envs", "num_threads", "batch_size", "obs_shape",
     "_profile", "_take_profile", "_resets_first", "_reset_ahead",  # the benchmark's switches and log
     # the benchmark's and the tests' views of the resets computed ahead
     "_reset_ahead_wait", "_resets_taken", "_resets_replayed", "_prepares_idle", "_prepared",
+    "_resets_checked", "_replays_abandoned", "reset_ahead_mismatches",
 }
 
 

@@ -32,7 +32,7 @@ python -m pip install -q "setuptools>=77" wheel "pybind11>=2.12"
 
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters here, not its length
 
 # `sanitize.sh` (CI): the Python tests' quick tier; `sanitize.sh all`: their slow tier too (an hour).

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -114,9 +115,10 @@ report("DIGEST", digest=digest.hexdigest())
 '''
 
 
-def _run(code: str, *args: object, timeout: float = 180, env: dict | None = None) -> tuple[dict, str]:
-    """Runs a script in a fresh interpreter; returns its reports by tag, and its stderr."""
-    result = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+def _run(code: str | Path, *args: object, timeout: float = 180, env: dict | None = None) -> tuple[dict, str]:
+    """Runs a script (its code, or its file) in a fresh interpreter; returns its reports by tag, and its stderr."""
+    script = [str(code)] if isinstance(code, Path) else ["-c", code]
+    result = subprocess.run([sys.executable, *script, *map(str, args)], capture_output=True, text=True,
                             timeout=timeout, env={**os.environ, **(env or {})})
     reports: dict[str, dict] = {}
     for tag, _, values in (line.partition(" ") for line in result.stdout.splitlines()):
@@ -216,11 +218,7 @@ def test_multiprocessing_workers_of_every_start_method_equal_the_parent(front, t
     # spawn and forkserver import the main module again: a script file, not -c.
     script = tmp_path / "pool.py"
     script.write_text(POOL)
-    result = subprocess.run([sys.executable, str(script), front, str(CHILD_STEPS), str(STEPS)], capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
-    digests = json.loads(line[len("RESULT "):])
+    digests = _run(script, front, CHILD_STEPS, STEPS, timeout=400)[0]["RESULT"]
     assert set(digests.values()) == {_unforked(front, "pong", 4, CHILD_STEPS)}, digests
 
 
@@ -271,8 +269,8 @@ play(env, 400)
 t = time.perf_counter()
 env.close()
 close_s = time.perf_counter() - t
-live = make(front, "breakout", 8)
-play(live, 400)
+live = make(front, "breakout", 8, max_num_frames_per_episode=200)  # episodes of 50 steps
+play(live, 100)
 report("RESULT", close_s=close_s, end=time.time())  # then the interpreter exits, `live` alive
 '''
 
@@ -289,15 +287,21 @@ def busy_cores():
 
 def _close_and_exit(front: str) -> tuple[float, float]:
     """close()'s seconds, and the seconds from the script's last statement to its process's end."""
-    reports, _ = _run(LOADED, front, timeout=300)
+    try:
+        reports, _ = _run(LOADED, front, timeout=120)
+    except subprocess.TimeoutExpired:  # at ad7533a close() took minutes on a loaded shared machine
+        return float("inf"), float("inf")
     return reports["RESULT"]["close_s"], time.time() - reports["RESULT"]["end"]
 
 
 @pytest.mark.nosan  # timings of an instrumented build mean nothing
-@pytest.mark.parametrize("front", FRONTS)
+@pytest.mark.parametrize("front", ["ale", pytest.param("sb3", marks=pytest.mark.slow),
+                                   pytest.param("gymnasium", marks=pytest.mark.slow)])
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_cores):
     # Generous bounds (the targets are 50 ms and 0.5 s): an idle-priority thread gets no time here,
     # so anything that waits for one takes seconds.
-    times = [_close_and_exit(front) for _ in range(3)]
+    times: list[tuple[float, float]] = []
+    while len(times) < 3 and float("inf") not in (times[-1] if times else ()):  # a time-out fails at once
+        times.append(_close_and_exit(front))
     close_s, exit_s = (statistics.median(t[k] for t in times) for k in (0, 1))
     assert close_s < 1 and exit_s < 3, times

@@ -223,26 +223,33 @@ def test_multiprocessing_workers_of_every_start_method_equal_the_parent(front, t
 
 
 CONCURRENT = PRELUDE + '''
+def close_twice_at_once(env, what):
+    barrier = threading.Barrier(2)
+    def closer():
+        barrier.wait()
+        env.close()
+    threads = [threading.Thread(target=closer) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join(120) for t in threads]
+    assert not any(t.is_alive() for t in threads), ("two close()s hung", what)
+
 rounds = int(sys.argv[1])
 for front in ("ale", "sb3", "gymnasium"):
     for r in range(rounds):
         # Short episodes: resets are being prepared when the closes come.
         env = make(front, "breakout", 4, max_num_frames_per_episode=100)
         play(env, 15)
-        barrier = threading.Barrier(2)
-        def closer():
-            barrier.wait()
-            env.close()
-        threads = [threading.Thread(target=closer) for _ in range(2)]
-        [t.start() for t in threads]
-        [t.join(120) for t in threads]
-        assert not any(t.is_alive() for t in threads), ("two close()s hung", front, r)
+        close_twice_at_once(env, (front, r, "after steps"))
+        # A long step in flight: the workers write into its batch while both close()s run.
+        env = make(front, "breakout", 4, frameskip=1000)
+        (env.step_async if front == "sb3" else env.send)(np.ones(4, dtype=np.int64))
+        close_twice_at_once(env, (front, r, "a step in flight"))
         env = make(front, "breakout", 4, max_num_frames_per_episode=100)
         play(env, 5)
         def stepper():
             try:
                 play(env, 10**6)
-            except RuntimeError as error:  # closed, or refused while the close runs
+            except RuntimeError:  # closed, or refused while the close runs
                 pass
         thread = threading.Thread(target=stepper)
         thread.start()

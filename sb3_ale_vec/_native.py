@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,10 @@ import numpy as np
 from sb3_ale_vec import _engine
 from sb3_ale_vec.options import ALE_MAX_SEED, Batch, check_int, seed_words
 
+
+# At the interpreter's exit the idle threads stop at once (waiting for none): one still inside a prepare
+# when the process ends may be the last thread out, which tears the address space down at its priority.
+atexit.register(_engine._stop_background)
 
 # A call refused at once because another call (another thread's, a signal handler's, an XLA step)
 # is using the engine: nothing was consumed, so it may simply be made again. A RuntimeError.

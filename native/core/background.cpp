@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,17 @@ bool lower_to_idle() {
 // sleep (the engine sets it without the lock) is seen this late at most.
 constexpr auto kRecheck = std::chrono::milliseconds(100);
 
+// Every Background alive in this process, for stop_all(). Taken only by ordinary threads (the ones
+// that build and destroy engines), never by an idle one; consistent across fork(), where the child
+// starts with none (the parent's threads do not exist there).
+std::mutex registry_mutex;
+std::vector<std::weak_ptr<void>>* registry = new std::vector<std::weak_ptr<void>>;  // never destroyed
+const int registry_at_fork = pthread_atfork([] { registry_mutex.lock(); }, [] { registry_mutex.unlock(); },
+                                            [] {
+                                              registry->clear();
+                                              registry_mutex.unlock();
+                                            });
+
 }  // namespace
 
 Background::Background(int num_threads, int affinity_offset) : shared_(std::make_shared<Shared>()) {
@@ -62,11 +74,36 @@ Background::Background(int num_threads, int affinity_offset) : shared_(std::make
                                "): the process is out of threads or memory; ask for fewer num_threads");
     }
   }
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry->erase(std::remove_if(registry->begin(), registry->end(), [](const auto& w) { return w.expired(); }),
+                  registry->end());
+  registry->push_back(shared_);
 }
 
-Background::~Background() {
+Background::~Background() { stop(); }
+
+void Background::stop() {
   shared_->stop.store(true, std::memory_order_release);
   shared_->ready.notify_all();  // the jobs queued are dropped by the last thread out, with the queue
+}
+
+void Background::stop_all() {
+  std::vector<std::shared_ptr<Shared>> all;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    for (const auto& w : *registry) {
+      if (auto shared = std::static_pointer_cast<Shared>(w.lock())) all.push_back(std::move(shared));
+    }
+  }
+  for (const auto& shared : all) {
+    shared->stop.store(true, std::memory_order_release);
+    shared->ready.notify_all();
+    // The jobs running stop at their next phase. try_lock: an idle thread may hold the queue.
+    std::unique_lock<std::mutex> lock(shared->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) continue;
+    for (const auto& job : shared->running_jobs) job->abandon();
+    for (const auto& job : shared->queue) job->abandon();
+  }
 }
 
 bool Background::submit(std::shared_ptr<ResetJob> job) {
@@ -93,9 +130,15 @@ void Background::work(const std::shared_ptr<Shared>& shared) {
       if (shared->queue.empty()) continue;
       job = std::move(shared->queue.front());
       shared->queue.pop_front();
+      shared->running_jobs.push_back(job);
       shared->running.fetch_add(1);
     }
     job->run();  // an abandoned job returns at its next phase
+    {
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      auto& jobs = shared->running_jobs;
+      jobs.erase(std::find(jobs.begin(), jobs.end(), job));
+    }
     job.reset();
     shared->running.fetch_sub(1);
   }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "env/reset_ahead.hpp"
 
@@ -32,17 +33,23 @@ class Background {
   bool idle_priority() const { return shared_->idle_priority.load(); }
   /// Nothing queued and nothing running (for tests: the prepares asked for are all done).
   bool idle() const;
+  /// Every Background's threads told to stop and their jobs abandoned, waiting for none (the
+  /// interpreter's exit: a low-priority thread that is still there when the process ends may be the
+  /// last one out, and the last one out tears the address space down, at its priority).
+  static void stop_all();
 
  private:
   struct Shared {  // owned by the engine's Background and by each thread, whichever ends last
     std::mutex mutex;
     std::condition_variable ready;
     std::deque<std::shared_ptr<ResetJob>> queue;
+    std::vector<std::shared_ptr<ResetJob>> running_jobs;  // so that stop_all() can abandon them
     std::atomic<bool> stop{false};
     std::atomic<int> running{0};
     std::atomic<bool> idle_priority{true};
   };
   static void work(const std::shared_ptr<Shared>& shared);
+  void stop();
 
   std::shared_ptr<Shared> shared_;
 };

@@ -5,11 +5,12 @@ ale-py's own AtariVectorEnv, each measurement a fresh process, the peers taking 
     python tools/close_bench.py                          # 4 busy processes, 6 rounds, this checkout
     python tools/close_bench.py --old ../before          # and another build tree, interleaved (before/after)
 
-A measurement builds the env (Breakout, 8 envs, 2 threads), resets it with seed 0, steps it 400 times
-with random actions (episodes end, so resets are being prepared), times close(); then builds a second
-env, steps it alike and ends the script with it alive: "exit" is the time from the script's last
-statement to the end of its process, as this process sees it. Busy processes are `while True: pass`
-in Python, killed at the end.
+A measurement is a process that builds the env (Breakout, 8 envs, 2 threads), resets it with seed 0 and
+steps it 400 times with random actions (episodes end, so resets are being prepared), then either times
+close() ("close"), or ends the script with the env alive ("exit": the time from the script's last
+statement to the end of its process, as this process sees it). A process past --timeout is killed and
+counts its seconds since that point, a lower bound (the cell then says how many were cut so).
+Busy processes are `while True: pass` in Python, killed at the end.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ FRONTS = ["ale", "sb3", "gymnasium"]
 PEER = "ale-py"
 
 SCRIPT = """
-import json, sys, time
+import sys, time
 import numpy as np
-front, game, n, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+front, what, game, n, threads, steps = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
 if front == "ale-py":
     from ale_py.vector_env import AtariVectorEnv as Env
 elif front == "ale":
@@ -38,53 +39,49 @@ elif front == "gymnasium":
     from sb3_ale_vec import AleVectorEnv as Env
 else:
     from sb3_ale_vec import AleNativeVecEnv as Env
-
-def make():
-    if front == "sb3":
-        env = Env(game, n, seed=0, num_threads=threads)
-        env.reset()
-    else:
-        env = Env(game, n, num_threads=threads)
-        env.reset(seed=0)
-    return env
-
-def play(env):
-    rng = np.random.default_rng(1)
-    count = getattr(env, "single_action_space", env.action_space).n
-    for _ in range(steps):
-        env.step(rng.integers(0, count, n))
-
-env = make()
-play(env)
-print("CLOSING", time.time(), flush=True)
-start = time.perf_counter()
-env.close()
-close_s = time.perf_counter() - start
-live = make()
-play(live)
-print("RESULT", json.dumps({"close_s": close_s, "end": time.time()}), flush=True)
+if front == "sb3":
+    env = Env(game, n, seed=0, num_threads=threads)
+    env.reset()
+else:
+    env = Env(game, n, num_threads=threads)
+    env.reset(seed=0)
+rng = np.random.default_rng(1)
+count = getattr(env, "single_action_space", env.action_space).n
+for _ in range(steps):
+    env.step(rng.integers(0, count, n))
+print("MARK", time.time(), flush=True)
+if what == "close":
+    start = time.perf_counter()
+    env.close()
+    print("CLOSE", time.perf_counter() - start, flush=True)
 """
 
 
-def measure(tree: str, front: str, a: argparse.Namespace) -> tuple[float, float, bool]:
-    """(close() seconds, exit seconds, timed out) of one fresh process running `front` from build tree
-    `tree`. A process past --timeout is killed: if it was inside close(), close() took at least the
-    seconds since (a lower bound), and its exit is not measured (nan)."""
+def measure(tree: str, front: str, what: str, a: argparse.Namespace) -> tuple[float, bool]:
+    """(seconds, cut at --timeout) of close() or of the exit, in a fresh process running `front` from `tree`."""
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-    command = [sys.executable, "-c", SCRIPT, front, a.game, str(a.num_envs), str(a.threads), str(a.steps)]
-    try:
-        out = subprocess.run(command, capture_output=True, text=True, env=env, cwd="/", timeout=a.timeout)
-    except subprocess.TimeoutExpired as expired:
-        closing = [line for line in (expired.stdout or "").splitlines() if line.startswith("CLOSING ")]
-        if not closing:
-            raise SystemExit(f"{front} from {tree} did not reach close() in {a.timeout} s") from None
-        return time.time() - float(closing[-1].split()[1]), float("nan"), True
-    ended = time.time()
-    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
-    if out.returncode != 0 or not lines:
-        raise SystemExit(f"{front} from {tree} failed ({out.returncode}): {out.stderr[-2000:]}")
-    result = json.loads(lines[-1][len("RESULT "):])
-    return result["close_s"], ended - result["end"], False
+    command = [sys.executable, "-c", SCRIPT, front, what, a.game, str(a.num_envs), str(a.threads), str(a.steps)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/") as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=a.timeout)
+            ended, cut = time.time(), False
+        except subprocess.TimeoutExpired:
+            ended, cut = time.time(), True  # before the kill: a process whose idle threads get no time dies slowly
+            proc.kill()
+            stdout, stderr = proc.communicate()
+    said = dict(line.split(" ", 1) for line in stdout.decode().splitlines() if " " in line)
+    if cut and "MARK" not in said:
+        raise SystemExit(f"{front} from {tree} had not finished its steps after --timeout {a.timeout} s")
+    if not cut and (proc.returncode != 0 or what == "close" and "CLOSE" not in said):
+        raise SystemExit(f"{front} {what} from {tree} failed: {stderr.decode()[-2000:]}")
+    return (float(said["CLOSE"]) if "CLOSE" in said and what == "close" else ended - float(said["MARK"])), cut
+
+
+def cell(values: list[tuple[float, bool]], scale: float) -> str:
+    seconds = [v * scale for v, _ in values]
+    cut = sum(c for _, c in values)
+    return (f"{'>=' if cut else ''}{statistics.median(seconds):.2f} ({min(seconds):.2f}-{max(seconds):.2f})"
+            + (f" {cut} cut" if cut else ""))
 
 
 def main() -> None:
@@ -98,16 +95,17 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=400)
-    parser.add_argument("--timeout", type=float, default=90, help="seconds for one measurement's process")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds for one measurement's process")
     a = parser.parse_args()
     trees = {"new": a.new, **({"old": a.old} if a.old else {})}
-    cells = [(name, front) for front in a.fronts for name in trees if front != PEER or name == "new"]
-    runs: dict[tuple[str, str], list[tuple[float, float, bool]]] = {cell: [] for cell in cells}
+    cells = [(name, front, what) for front in a.fronts for name in trees for what in ("close", "exit")
+             if front != PEER or name == "new"]
+    runs: dict[tuple[str, str, str], list[tuple[float, bool]]] = {c: [] for c in cells}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     try:
         for r in range(a.rounds):
-            for name, front in cells if r % 2 == 0 else cells[::-1]:
-                runs[name, front].append(measure(trees[name], front, a))
+            for name, front, what in cells if r % 2 == 0 else cells[::-1]:
+                runs[name, front, what].append(measure(trees[name], front, what, a))
             print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
     finally:
         for proc in busy:
@@ -115,19 +113,13 @@ def main() -> None:
             proc.wait()
     print(f"{a.game}, {a.num_envs} envs, {a.threads} threads, {a.steps} steps, {a.busy} busy processes, "
           f"{os.cpu_count()} cores: medians (ranges) of {a.rounds} runs")
-    for tree in trees.items() if a.old else []:
-        print(f"  {tree[0]}: {os.path.abspath(tree[1])}")
-    print(f"{'front-end':>16} {'tree':>4} {'close() ms':>26} {'exit s':>22}")
-    for (name, front), times in runs.items():
-        close = [t[0] for t in times]
-        exits = [t[1] for t in times if not t[2]]
-        cut = sum(t[2] for t in times)
-        exit_cell = (f"{statistics.median(exits):8.2f} ({min(exits):5.2f}-{max(exits):5.2f})" if exits
-                     else f"{'-':>22}")
-        print(f"{front:>16} {name if front != PEER else '':>4} {1000 * statistics.median(close):10.1f} "
-              f"({1000 * min(close):7.1f}-{1000 * max(close):7.1f}) {exit_cell}"
-              + (f"  {cut} of {len(times)} killed inside close() after --timeout: their close() is a lower bound,"
-                 " their exit unmeasured" if cut else ""))
+    for name, tree in trees.items() if a.old else []:
+        print(f"  {name}: {os.path.abspath(tree)}")
+    print(f"{'front-end':>10} {'tree':>4}  {'close() ms':<32} exit s")
+    for name, front in dict.fromkeys((n, f) for n, f, _ in cells):
+        print(f"{front:>10} {name if a.old and front != PEER else '':>4}  "
+              f"{cell(runs[name, front, 'close'], 1000):<32} {cell(runs[name, front, 'exit'], 1)}")
+
 
 if __name__ == "__main__":
     main()

@@ -271,13 +271,15 @@ def test_concurrent_closes_and_a_close_beside_a_step_never_crash_or_hang():
 
 LOADED = PRELUDE + '''
 front = sys.argv[1]
-env = make(front, "breakout", 8)
-play(env, 400)
-t = time.perf_counter()
-env.close()
-close_s = time.perf_counter() - t
-live = make(front, "breakout", 8, max_num_frames_per_episode=200)  # episodes of 50 steps
-play(live, 100)
+close_s = 0.0
+if front != "none":  # "none": the same imports and no env, the baseline of an exit's own cost
+    env = make(front, "breakout", 8)
+    play(env, 400)
+    t = time.perf_counter()
+    env.close()
+    close_s = time.perf_counter() - t
+    live = make(front, "breakout", 8, max_num_frames_per_episode=200)  # episodes of 50 steps
+    play(live, 100)
 report("RESULT", close_s=close_s, end=time.time())  # then the interpreter exits, `live` alive
 '''
 
@@ -302,13 +304,15 @@ def _close_and_exit(front: str) -> tuple[float, float]:
 
 
 @pytest.mark.nosan  # timings of an instrumented build mean nothing
-@pytest.mark.parametrize("front", ["ale", pytest.param("sb3", marks=pytest.mark.slow),
-                                   pytest.param("gymnasium", marks=pytest.mark.slow)])
+@pytest.mark.slow  # six processes a front-end beside four busy ones: about 100 s each
+@pytest.mark.parametrize("front", ["ale", "sb3", "gymnasium"])
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_cores):
     # Generous bounds (the targets are 50 ms and 0.5 s): an idle-priority thread gets no time here,
-    # so anything that waits for one takes seconds.
+    # so anything that waits for one takes seconds. An exit is timed against the same process without
+    # an env, round by round (its imports' own finalization takes seconds on a loaded machine too).
     times: list[tuple[float, float]] = []
     while len(times) < 3 and float("inf") not in (times[-1] if times else ()):  # a time-out fails at once
-        times.append(_close_and_exit(front))
-    close_s, exit_s = (statistics.median(t[k] for t in times) for k in (0, 1))
-    assert close_s < 1 and exit_s < 3, times
+        close_s, exit_s = _close_and_exit(front)
+        times.append((close_s, exit_s - _close_and_exit("none")[1]))
+    close_s, extra_s = (statistics.median(t[k] for t in times) for k in (0, 1))
+    assert close_s < 1 and extra_s < 1.5, times

@@ -250,21 +250,36 @@ void add_hooks(py::module_& m) {
       py::arg("rom_path"), "Docs: (screen rows, modes, difficulties) of a ROM ALE supports.");
   m.def("_reset_frames", &rom_reset_frames, py::arg("rom_path"),
         "Benchmark: the frames one ALE reset_game() emulates beyond those getFrameNumber() counts.");
+  const ProbeEffort quick;  // the defaults, written once (reset_probe.hpp)
   m.def(
       "_probe_reset",
-      [](const std::string& rom_path, int mode, int difficulty, float repeat_action_probability) {
+      [](const std::string& rom_path, int mode, int difficulty, float repeat_action_probability, int random_plays,
+         int max_frames, int scoring_plays, int scoring_frames, int search_width, int search_frames, int check_every,
+         int scrambles) {
         EnvConfig config;
         config.rom_path = rom_path;
         config.mode = mode;
         config.difficulty = difficulty;
         config.repeat_action_probability = repeat_action_probability;
+        const ProbeEffort effort{random_plays, max_frames,    scoring_plays, scoring_frames,
+                                 search_width, search_frames, check_every,   scrambles};
         quiet_ale_logs();
-        py::gil_scoped_release release;
-        return probe_reset(config);
+        ProbeResult result;
+        {
+          py::gil_scoped_release release;
+          result = probe_reset(config, effort);
+        }
+        return py::make_tuple(result.why, result.frames);
       },
       py::arg("rom_path"), py::arg("mode") = -1, py::arg("difficulty") = -1, py::arg("repeat_action_probability") = 0.0f,
-      "Docs and tests: the resets-ahead probe's verdict on a ROM, mode, difficulty and sticky setting from a "
-      "fresh emulator: '' when its reset keeps nothing of play, else why not.");
+      py::kw_only(), py::arg("random_plays") = quick.random_plays, py::arg("max_frames") = quick.max_frames,
+      py::arg("scoring_plays") = quick.scoring_plays, py::arg("scoring_frames") = quick.scoring_frames,
+      py::arg("search_width") = quick.search_width, py::arg("search_frames") = quick.search_frames,
+      py::arg("check_every") = quick.check_every, py::arg("scrambles") = quick.scrambles,
+      "tools/reset_verdicts.py and tests: the resets-ahead probe of a ROM, mode, difficulty and sticky setting "
+      "from a fresh emulator, at the effort the keywords give (reset_probe.hpp's ProbeEffort; the defaults are "
+      "its quick look): (why, frames), why '' when no reset kept anything of play, frames the frames it played. "
+      "ValueError for a ROM ALE does not support, a mode or difficulty the ROM lacks, or an effort out of range.");
 }
 
 }  // namespace sb3ale

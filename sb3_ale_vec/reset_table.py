@@ -4,9 +4,10 @@ run on the user's path, so that the same seeds give the same run on every machin
 A reset computed ahead (native/env/reset_ahead.*) is swapped in at an episode's end instead of ALE
 emulating the reset then. It is exact only where ALE's reset keeps nothing of the play before it;
 ``tools/reset_verdicts.py`` vets each ROM, mode, difficulty and sticky setting offline, after long
-and varied play, and writes ``reset_table.csv`` beside this file. A key the table lacks, or one it
-refuses, resets for real. At run time the engine still re-checks a sample of its swaps against a
-real reset, in idle time, and refuses a key (with a warning) on any difference.
+and varied play, and writes ``reset_table.csv`` beside this file (its header says how: the plays, the
+frames, the date). A key the table lacks, or one it refuses, resets for real. At run time the engine
+still re-checks a sample of its swaps against a real reset, in idle time, and refuses a key (with a
+warning) on any difference.
 """
 
 from __future__ import annotations

@@ -250,7 +250,8 @@ class BuildExt(build_ext):
 
 
 HEADERS = sorted(str(p.relative_to(ROOT)) for p in NATIVE.rglob("*.hpp"))
-HOOKS = [NATIVE / "python" / "hooks.cpp", NATIVE / "xla" / "xla_stage_test.cpp"]
+HOOKS = [NATIVE / "python" / "hooks.cpp", NATIVE / "xla" / "xla_stage_test.cpp",
+         NATIVE / "env" / "reset_probe.cpp"]  # the offline probe: the tool's, through _testing
 engine = Pybind11Extension(
     "sb3_ale_vec._engine",
     sorted(str(p.relative_to(ROOT)) for p in NATIVE.rglob("*.cpp") if p not in HOOKS),

@@ -116,11 +116,6 @@ def _vetted(game: str, sticky: bool, mode: int = -1, difficulty: int = -1) -> bo
     return reset_table.vetted(game, mode, difficulty, sticky)
 
 
-def _verdict(game: str, **kwargs) -> str:
-    return _testing._probe_reset(str(rom_path(game)), kwargs.get("mode", -1), kwargs.get("difficulty", -1),
-                                 kwargs.get("repeat_action_probability", 0.0))
-
-
 @pytest.mark.slow  # every ROM ale-py runs: about 1 s each
 @pytest.mark.parametrize("game", ROMS)
 def test_every_rom_with_sticky_actions_equals_ale_py_and_swaps_where_allowed(game):
@@ -212,15 +207,6 @@ def test_a_failed_env_rebuilt_by_reset_equals_a_run_without_resets_ahead():
     assert off == 0 and on > 0
     for t, (a, b) in enumerate(zip(inline, ahead)):
         assert all(np.array_equal(x, y) for x, y in zip(a, b)) if isinstance(a, tuple) else np.array_equal(a, b), t
-
-
-def test_what_the_probe_refuses_and_why():
-    # Seaquest's reset keeps RAM; Berzerk's mode set-up acts, so with sticky actions its reset draws
-    # the environment RNG; Breakout's keeps nothing.
-    assert _verdict("breakout") == "" and _verdict("breakout", repeat_action_probability=STICKY) == ""
-    assert _verdict("seaquest") == "its reset keeps RAM"
-    assert _verdict("berzerk") == ""
-    assert "draws the environment RNG" in _verdict("berzerk", repeat_action_probability=STICKY)
 
 
 @pytest.mark.slow  # two probes of every ROM ALE runs: about 2 minutes

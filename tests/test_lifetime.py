@@ -303,8 +303,8 @@ def _close_and_exit(front: str) -> tuple[float, float]:
 
 
 @pytest.mark.nosan  # timings of an instrumented build mean nothing
-@pytest.mark.slow  # six processes a front-end beside four busy ones: about 100 s each
-@pytest.mark.parametrize("front", ["ale", "sb3", "gymnasium"])
+@pytest.mark.slow  # six processes beside four busy ones: about 100 s a front-end
+@pytest.mark.parametrize("front", ["ale", "sb3"])  # the gymnasium front-end's engine is the ale one's
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_cores):
     # Generous bounds (the targets are 50 ms and 0.5 s): an idle-priority thread gets no time here,
     # so anything that waits for one takes seconds. An exit is timed against the same process without

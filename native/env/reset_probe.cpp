@@ -14,6 +14,13 @@ namespace sb3ale {
 
 namespace {
 
+// A state the scoring play passed through. A type of this file's own, not std::pair<ale::ALEState, ...>:
+// the templates instantiated on it stay private (an instantiation on ALE's types alone is exported).
+struct Visited {
+  ale::ALEState state;
+  int64_t frames;
+};
+
 constexpr int kProbeSeed = 20260101;
 constexpr size_t kRam = 128;
 constexpr int kScrambleFrames = 64;  // a scramble's play before the overwrite: a game under way
@@ -139,7 +146,7 @@ class Probe {
     const std::string label = "scoring play " + std::to_string(v + 1);
     ale_->restoreState(base_);
     Draws draws(0x5C0E + static_cast<uint64_t>(v));
-    std::vector<std::pair<ale::ALEState, int64_t>> path;  // the last steps' states, frames played then
+    std::vector<Visited> path;  // the last steps' states, frames played then
     int64_t played = 0, checked = 0, reached = 0;
     int backups = effort_.scoring_frames / effort_.search_frames / 4, misses = 0;
     while (played < effort_.scoring_frames && !ale_->game_over(false)) {
@@ -148,12 +155,12 @@ class Probe {
       if (step.lost && backups > 0 && !path.empty()) {
         --backups;
         path.resize(path.size() - std::min(path.size() - 1, static_cast<size_t>(misses++)));
-        ale_->restoreState(path.back().first);
-        played = path.back().second;
+        ale_->restoreState(path.back().state);
+        played = path.back().frames;
         path.pop_back();
         continue;
       }
-      path.emplace_back(from, played);
+      path.push_back(Visited{from, played});
       if (path.size() > kPath) path.erase(path.begin());
       ale_->restoreState(step.state);
       played += step.frames;

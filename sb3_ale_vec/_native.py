@@ -130,10 +130,6 @@ class NativeVectorizer:
         return self.live().num_threads
 
     def live(self) -> Any:
-        if self._vec.forked:
-            raise RuntimeError(f"this {self.owner} was built in another process, before os.fork(): its threads do "
-                               "not exist here, so it cannot run in this process. close() it, and build a new env "
-                               "here (or use multiprocessing's 'spawn' or 'forkserver' start method)")
         if self._vec.closed:
             raise RuntimeError(f"this {self.owner} is closed")
         return self._vec

@@ -17,7 +17,7 @@ MODULE = {"ALE_VERSION", "RAM_SIZE", "EngineBusy", "EnvConfig", "Layout", "ObsTy
           "_stop_background"}  # the package's atexit hook: the idle threads stop as the interpreter exits
 VECTORIZER = {
     "send_reset", "send", "recv", "screen_rgb", "close", "xla_handle",  # the engine
-    "pending", "closed", "forked", "num_envs", "num_threads", "batch_size", "obs_shape",
+    "pending", "closed", "num_envs", "num_threads", "batch_size", "obs_shape",
     "_profile", "_take_profile", "_resets_first", "_reset_ahead",  # the benchmark's switches and log
     # the benchmark's and the tests' views of the resets computed ahead
     "_reset_ahead_wait", "_resets_taken", "_resets_replayed", "_prepares_idle", "_prepared",

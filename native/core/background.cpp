@@ -80,11 +80,11 @@ Background::Background(int num_threads, int affinity_offset) : shared_(std::make
   registry->push_back(shared_);
 }
 
-Background::~Background() { stop(); }
+Background::~Background() { halt(*shared_); }
 
-void Background::stop() {
-  shared_->stop.store(true, std::memory_order_release);
-  shared_->ready.notify_all();  // the jobs queued are dropped by the last thread out, with the queue
+void Background::halt(Shared& shared) {
+  shared.stop.store(true, std::memory_order_release);
+  shared.ready.notify_all();  // the jobs queued are dropped by the last thread out, with the queue
 }
 
 void Background::stop_all() {
@@ -96,12 +96,11 @@ void Background::stop_all() {
     }
   }
   for (const auto& shared : all) {
-    shared->stop.store(true, std::memory_order_release);
-    shared->ready.notify_all();
+    halt(*shared);
     // The jobs running stop at their next phase. try_lock: an idle thread may hold the queue.
     std::unique_lock<std::mutex> lock(shared->mutex, std::try_to_lock);
     if (!lock.owns_lock()) continue;
-    for (const auto& job : shared->running_jobs) job->abandon();
+    for (const auto& job : shared->running) job->abandon();
     for (const auto& job : shared->queue) job->abandon();
   }
 }
@@ -117,7 +116,7 @@ bool Background::submit(std::shared_ptr<ResetJob> job) {
 
 bool Background::idle() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
-  return shared_->queue.empty() && shared_->running.load() == 0;
+  return shared_->queue.empty() && shared_->running.empty();
 }
 
 void Background::work(const std::shared_ptr<Shared>& shared) {
@@ -130,17 +129,12 @@ void Background::work(const std::shared_ptr<Shared>& shared) {
       if (shared->queue.empty()) continue;
       job = std::move(shared->queue.front());
       shared->queue.pop_front();
-      shared->running_jobs.push_back(job);
-      shared->running.fetch_add(1);
+      shared->running.push_back(job);
     }
     job->run();  // an abandoned job returns at its next phase
-    {
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      auto& jobs = shared->running_jobs;
-      jobs.erase(std::find(jobs.begin(), jobs.end(), job));
-    }
-    job.reset();
-    shared->running.fetch_sub(1);
+    std::lock_guard<std::mutex> lock(shared->mutex);
+    auto& running = shared->running;
+    running.erase(std::find(running.begin(), running.end(), job));
   }
 }
 

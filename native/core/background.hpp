@@ -43,13 +43,13 @@ class Background {
     std::mutex mutex;
     std::condition_variable ready;
     std::deque<std::shared_ptr<ResetJob>> queue;
-    std::vector<std::shared_ptr<ResetJob>> running_jobs;  // so that stop_all() can abandon them
+    std::vector<std::shared_ptr<ResetJob>> running;  // so that stop_all() can abandon them
     std::atomic<bool> stop{false};
-    std::atomic<int> running{0};
     std::atomic<bool> idle_priority{true};
   };
   static void work(const std::shared_ptr<Shared>& shared);
-  void stop();
+  /// Tells `shared`'s threads to stop after the job each runs.
+  static void halt(Shared& shared);
 
   std::shared_ptr<Shared> shared_;
 };

@@ -57,9 +57,10 @@ class VectorizerHold {
     }
     destroy(std::move(vec));
   }
-  /// Whether close() was called (the engine may still be finishing a call).
+  /// Whether close() was called (the engine may still be finishing a call). In a forked child, false:
+  /// every call there raises the fork error instead (enter()).
   bool closed() const {
-    if (forked()) return true;
+    if (forked()) return false;
     std::lock_guard<std::mutex> lock(mutex_);
     return closing_;
   }

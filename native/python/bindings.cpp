@@ -115,8 +115,6 @@ PYBIND11_MODULE(_engine, m) {
                              "Tests: the envs whose next reset is prepared on their spare emulators.")
       .def_property_readonly("pending", &PyVectorizer::pending)
       .def_property_readonly("closed", &PyVectorizer::closed)
-      .def_property_readonly("forked", &PyVectorizer::forked,
-                             "Whether this process is a fork of the one that built the engine (it is inert here).")
       .def_property_readonly("num_envs", &PyVectorizer::num_envs)
       .def_property_readonly("num_threads", &PyVectorizer::num_threads)
       .def_property_readonly("batch_size", &PyVectorizer::batch_size)

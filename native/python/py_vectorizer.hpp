@@ -219,7 +219,6 @@ class PyVectorizer {
     return pending_.load(std::memory_order_acquire);
   }
   bool closed() const { return hold_->closed(); }
-  bool forked() const { return hold_->forked(); }
   int num_envs() const { return num_envs_; }
   int num_threads() const { return num_threads_; }
   int batch_size() const { return batch_size_; }
@@ -248,7 +247,7 @@ class PyVectorizer {
     });
   }
   void check_open() const {
-    if (!hold_->forked() && hold_->closed()) throw std::runtime_error("the engine is closed");
+    if (hold_->closed()) throw std::runtime_error("the engine is closed");
   }
   /// The caller's array for a batch of every env (SB3 keeps the last one), made with the GIL when the
   /// vectorizer asks for it and kept in `holder` until recv.

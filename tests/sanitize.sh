@@ -42,9 +42,9 @@ tier="not slow and"
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
   tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py -m "$tier not nosan"
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier not nosan"
 # TSan: the tests whose work crosses threads (batches, failures, close, thread counts, ALE's shared
 # colour-averaging tables).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
   tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py -m "$tier tsan and not nosan"
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier tsan and not nosan"

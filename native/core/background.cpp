@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -53,14 +54,26 @@ const int registry_at_fork = pthread_atfork([] { registry_mutex.lock(); }, [] { 
                                               registry_mutex.unlock();
                                             });
 
+// Whether the thread `tid` of this process still exists: it is gone once the kernel has released it,
+// which comes after it let go of the address space (exit_mm, then exit_notify).
+bool thread_exists(long tid) {
+#if defined(__linux__)
+  return !(syscall(SYS_tgkill, getpid(), tid, 0) == -1 && errno == ESRCH);
+#else
+  (void)tid;
+  return false;
+#endif
+}
+
 }  // namespace
 
-Background::Background(int num_threads, int affinity_offset) : shared_(std::make_shared<Shared>()) {
+Background::Background(int num_threads, int affinity_offset) : shared_(std::make_shared<Shared>(num_threads)) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t < num_threads; ++t) {
     try {
-      std::thread thread([shared = shared_] {
+      std::thread thread([shared = shared_, t] {
 #if defined(__linux__)
+        shared->tids[static_cast<size_t>(t)].store(static_cast<long>(syscall(SYS_gettid)));
         pthread_setname_np(pthread_self(), "sb3ale-idle");  // as tests and top see it
 #endif
         if (!lower_to_idle()) shared->idle_priority.store(false);
@@ -103,20 +116,48 @@ void Background::stop_all() {
     for (const auto& job : shared->running) job->abandon();
     for (const auto& job : shared->queue) job->abandon();
   }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kExitGraceMs);
+  for (const auto& shared : all) {
+    for (const auto& tid : shared->tids) {
+      const long id = tid.load();
+      while (id > 0 && thread_exists(id) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
 }
 
 bool Background::submit(std::shared_ptr<ResetJob> job) {
   std::unique_lock<std::mutex> lock(shared_->mutex, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   shared_->queue.push_back(std::move(job));
+  shared_->queued.store(static_cast<int>(shared_->queue.size()), std::memory_order_relaxed);
   lock.unlock();
   shared_->ready.notify_one();
   return true;
 }
 
+bool Background::run_one() {
+  if (shared_->queued.load(std::memory_order_relaxed) == 0) return false;  // the common case, lock-free
+  std::shared_ptr<ResetJob> job;
+  {
+    // try_lock, as the engine's every use: an idle thread that holds the queue may not run again for
+    // long under load, and a worker must never wait for it.
+    std::unique_lock<std::mutex> lock(shared_->mutex, std::try_to_lock);
+    if (!lock.owns_lock() || shared_->queue.empty()) return false;
+    job = std::move(shared_->queue.front());
+    shared_->queue.pop_front();
+    shared_->queued.store(static_cast<int>(shared_->queue.size()), std::memory_order_relaxed);
+    shared_->lent.fetch_add(1, std::memory_order_relaxed);
+  }
+  job->run();  // abandoned (its env reset first, or closed): returns at its next phase
+  shared_->lent.fetch_sub(1, std::memory_order_release);
+  return true;
+}
+
 bool Background::idle() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
-  return shared_->queue.empty() && shared_->running.empty();
+  return shared_->queue.empty() && shared_->running.empty() && shared_->lent.load(std::memory_order_acquire) == 0;
 }
 
 void Background::work(const std::shared_ptr<Shared>& shared) {
@@ -129,6 +170,7 @@ void Background::work(const std::shared_ptr<Shared>& shared) {
       if (shared->queue.empty()) continue;
       job = std::move(shared->queue.front());
       shared->queue.pop_front();
+      shared->queued.store(static_cast<int>(shared->queue.size()), std::memory_order_relaxed);
       shared->running.push_back(job);
     }
     job->run();  // an abandoned job returns at its next phase

@@ -29,21 +29,32 @@ class Background {
   /// Queues `job` unless that would wait (an idle thread holds the queue): false then, and the
   /// caller abandons the job.
   bool submit(std::shared_ptr<ResetJob> job);
+  /// Runs the oldest queued job on the calling thread, at its own priority (a ThreadPool worker with
+  /// nothing else to do): false when none is queued or the queue is busy.
+  bool run_one();
   /// Whether the threads run at a priority below ordinary threads' (false: the fallback).
   bool idle_priority() const { return shared_->idle_priority.load(); }
   /// Nothing queued and nothing running (for tests: the prepares asked for are all done).
   bool idle() const;
-  /// Every Background's threads told to stop and their jobs abandoned, waiting for none (the
-  /// interpreter's exit: a low-priority thread that is still there when the process ends may be the
-  /// last one out, and the last one out tears the address space down, at its priority).
+  /// The interpreter's exit: every Background's threads (those of closed envs too) told to stop and
+  /// their jobs abandoned, then up to kExitGrace for the threads to be gone. The one wait on them
+  /// anywhere, and bounded: a low-priority thread still there when the process ends may be the last
+  /// one out, and the last one out tears the address space down at its priority (seconds when
+  /// every core is busy); a thread told to stop ends within milliseconds, the job it runs within one
+  /// phase of it.
   static void stop_all();
+  static constexpr int kExitGraceMs = 300;
 
  private:
   struct Shared {  // owned by the engine's Background and by each thread, whichever ends last
+    explicit Shared(int num_threads) : tids(static_cast<size_t>(num_threads)) {}
+    std::vector<std::atomic<long>> tids;  // each thread's kernel id once it runs (0: not yet)
     std::mutex mutex;
     std::condition_variable ready;
     std::deque<std::shared_ptr<ResetJob>> queue;
-    std::vector<std::shared_ptr<ResetJob>> running;  // so that stop_all() can abandon them
+    std::vector<std::shared_ptr<ResetJob>> running;  // the idle threads', so that stop_all() can abandon them
+    std::atomic<int> queued{0};  // queue.size(), read without the lock
+    std::atomic<int> lent{0};    // jobs run_one() is running (never behind the lock: see run_one)
     std::atomic<bool> stop{false};
     std::atomic<bool> idle_priority{true};
   };

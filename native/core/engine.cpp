@@ -35,7 +35,12 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       obs_size_(static_cast<size_t>(first(configs).obs_size())),
       resizes_(first(configs).img_height, first(configs).img_width, first(configs).channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
-            [this](int i) { run_env(i); }) {
+            [this](int i) { run_env(i); },
+            // A worker with nothing queued prepares resets: at its own priority, in time it has.
+            [this] {
+              Background* background = lender_.load(std::memory_order_acquire);
+              return background != nullptr && background->run_one();
+            }) {
   reset_ahead_ = pool_.size() > 1;
   if (reset_ahead_) start_background();
   const int n = static_cast<int>(configs_.size());
@@ -93,6 +98,7 @@ Engine::~Engine() {
   // The tasks: queued ones dropped, running ones finished (a reset may be rebuilding its env right
   // now). Then the members go: the pool's workers joined, the idle threads told to stop, each env's
   // prepare abandoned (ResetJob: it owns what it touches and frees itself). Nothing waits for them.
+  lender_.store(nullptr, std::memory_order_release);  // the workers take no more prepares
   pool_.cancel();
 }
 
@@ -218,7 +224,8 @@ void Engine::run_env(int i) {
     r.start_ns = start;
     r.end_ns = profile_.now_ns();
   }
-  // An env that has just reset has its next reset to prepare: time no thread of ours wants does it.
+  // An env that has just reset has its next reset to prepare: a worker with nothing queued does it, or
+  // an idle thread, in time no thread of ours wants.
   const auto e = static_cast<size_t>(i);
   if (reset_ahead_ && errors_[e] == nullptr) {
     if (std::shared_ptr<ResetJob> job = envs_[e]->claim_prepare()) {

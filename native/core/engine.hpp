@@ -173,6 +173,7 @@ class Engine {
   std::vector<std::shared_ptr<RuntimeVerdict>> verdicts_;  // per env, shared by the envs of one key
   std::vector<std::shared_ptr<RuntimeVerdict>> keys_;      // each of them once
   std::unique_ptr<Background> background_;  // made when resets ahead are first switched on
+  std::atomic<Background*> lender_{nullptr};  // background_, as the workers see it (they run its jobs)
   ThreadPool pool_;  // last: destroyed first (its tasks queue background ones), then background_
 };
 

@@ -21,9 +21,11 @@ void Engine::set_reset_ahead(bool on, bool wait) {
 }
 
 void Engine::start_background() {
-  // As many as the pool's workers: they run only in time that no thread of ours (nor any other
-  // program) wants, so more would only compete with each other.
+  // The pool's workers run the queued prepares whenever they have nothing else to do (a busy loop on
+  // few cores leaves them little else); the idle-priority threads, as many as the workers, run the
+  // rest in time that no thread of ours (nor any other program) wants: more would only compete.
   background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), affinity_offset_);
+  lender_.store(background_.get(), std::memory_order_release);
 }
 
 void Engine::apply_reset_ahead(size_t e) {

@@ -60,8 +60,9 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task)
-    : task_(std::move(task)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
+ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task,
+                       std::function<bool()> idle)
+    : task_(std::move(task)), idle_(std::move(idle)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t + 1 < num_threads; ++t) {
     try {
@@ -152,15 +153,30 @@ std::vector<int> ThreadPool::cancel() {
 void ThreadPool::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    if (queue_.empty() && !stop_ && spin_) {
+    if (stop_) return;
+    if (!queue_.empty()) {
+      run_next(lock);
+      continue;
+    }
+    // Nothing queued: background work first (a task queued meanwhile waits for one piece of it at
+    // most, and the caller steps envs itself while it waits), then the spin, then sleep.
+    if (run_idle(lock)) continue;
+    if (spin_) {
       lock.unlock();
       spin_until(kWorkerSpin, [this] { return queued_.load(std::memory_order_relaxed) > 0; });
       lock.lock();
+      if (!queue_.empty() || run_idle(lock)) continue;  // background work queued during the spin
     }
     work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (stop_) return;
-    run_next(lock);
   }
+}
+
+bool ThreadPool::run_idle(std::unique_lock<std::mutex>& lock) {
+  if (!idle_ || stop_ || !queue_.empty()) return false;
+  lock.unlock();
+  const bool ran = idle_();
+  lock.lock();
+  return ran;
 }
 
 void ThreadPool::caller_spin(std::unique_lock<std::mutex>& lock, int count) {

@@ -137,8 +137,9 @@ PYBIND11_MODULE(_engine, m) {
     return sb3ale::config_obs_shape(config);
   }, py::arg("config"),
         "The shape of one observation of an env with this config, as an engine of it returns.");
-  m.def("_stop_background", [] { sb3ale::Background::stop_all(); },
-        "Interpreter exit (atexit): every engine's idle threads told to stop, their jobs abandoned; waits for none.");
+  m.def("_stop_background", [] { sb3ale::Background::stop_all(); }, py::call_guard<py::gil_scoped_release>(),
+        "Interpreter exit (atexit): every engine's idle threads told to stop, their jobs abandoned, then at most "
+        "300 ms for the threads to be gone (so that none is the last one out of the process, at idle priority).");
   m.def("screen_height", &screen_height, py::arg("rom_path"), "The rows of the ROM's screen (ALE's getScreen()).");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");

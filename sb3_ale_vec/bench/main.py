@@ -7,6 +7,7 @@
     python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (ray_shards.py)
     python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (jax_scan.py)
     python -m sb3_ale_vec.bench --profile --num-envs 8,64 --threads 2   # step times, idle (step_profile.py)
+    python -m sb3_ale_vec.bench.loops      # tight, GPU-like and CPU-policy loops, resets swapped (loops.py)
     python -m sb3_ale_vec.bench --learn 200000 --game breakout,pong --with-sb3 --out learn   # learning table (learn.py)
 
 Equal work: every peer of the first table is configured alike (see peers.EQUAL_WORK), so all

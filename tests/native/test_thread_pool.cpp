@@ -50,6 +50,35 @@ TEST(one_thread_means_the_caller_runs_every_task_in_order) {
   CHECK(std::all_of(threads.begin(), threads.end(), [](int t) { return t == 0; }));
 }
 
+TEST(idle_work_runs_on_workers_between_tasks_never_on_the_caller) {
+  std::atomic<int> pieces{0}, on_caller{0};
+  std::atomic<int> left{50};  // pieces of background work to do
+  std::vector<std::atomic<int>> runs(64);
+  ThreadPool pool(
+      3, -1, [&](int i) { runs[static_cast<size_t>(i)].fetch_add(1); },
+      [&] {
+        if (ThreadPool::current_thread() == 0) on_caller.fetch_add(1);
+        if (left.fetch_sub(1) <= 0) return false;
+        pieces.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        return true;
+      });
+  std::vector<int> all(runs.size());
+  std::iota(all.begin(), all.end(), 0);
+  for (int round = 0; round < 20; ++round) {
+    pool.submit(all);
+    pool.wait(static_cast<int>(all.size()));
+    CHECK(pool.take(static_cast<int>(all.size())).size() == all.size());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pieces.load() < 50 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(pieces.load() == 50);  // the workers did it all, between batches and after them
+  CHECK(on_caller.load() == 0);
+  CHECK(std::all_of(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r.load() == 20; }));
+}
+
 TEST(take_returns_what_finished_and_no_more) {
   ThreadPool pool(2, -1, [](int) {});
   pool.submit({0, 1, 2, 3});

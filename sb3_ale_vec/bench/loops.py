@@ -1,0 +1,203 @@
+"""The loops users run, side by side: what resets prepared ahead do in each, and how fast each is.
+
+    python -m sb3_ale_vec.bench.loops                       # Breakout, the three loops, N=2,16,64, 1-2 threads
+    python -m sb3_ale_vec.bench.loops --loops tight,idle:1 --num-envs 8 --threads 2 --old ../old --rounds 5
+
+The loops, each a caller that steps the envs with random actions and between two batches:
+- `tight`: does nothing (a benchmark's loop);
+- `idle:MS`: sleeps MS milliseconds, its cores idle (a policy's forward pass on a GPU);
+- `busy:MS`: multiplies matrices on every core for about MS milliseconds (a policy on the CPU: the
+  same work in every peer, calibrated once by this process).
+The peers are bench.peers' vector peers (the equal-work ones and "sb3_ale_vec sb3"), "sb3_ale_vec old"
+being this engine from another tree's build (--old). Each runs in a child process of its own; they
+take turns round by round, and the table gives medians: env steps/s through the whole loop (its gap
+included, the same for every peer) and, for this engine, how its resets were made: swapped in
+(prepared ahead), of those replayed (the chain's post-reset steps prepared too), and inline (made
+when the episode ended, on the step's own path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SERVE = os.path.abspath(__file__)  # run by path: an --old tree's package has no such module
+
+
+def _gap(loop: str):
+    """The caller's work between two batches, as a function (None: the tight loop)."""
+    kind, _, amount = loop.partition(":")
+    if kind == "tight":
+        return None
+    if kind == "idle":
+        seconds = float(amount) / 1000
+        return lambda: time.sleep(seconds)
+    if kind == "busy":  # amount: matrix products (the parent calibrated them to the milliseconds asked)
+        import torch
+
+        torch.set_num_threads(os.cpu_count() or 1)
+        a = torch.rand(256, 256)
+        reps = int(amount)
+
+        def busy() -> None:
+            for _ in range(reps):
+                torch.mm(a, a)
+        return busy
+    raise ValueError(f"unknown loop {loop!r}: tight, idle:MS or busy:MS")
+
+
+def calibrate_busy(ms: float) -> int:
+    """How many 256x256 products take `ms` milliseconds on every core here."""
+    import torch
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    a = torch.rand(256, 256)
+    for _ in range(50):
+        torch.mm(a, a)
+    start, reps = time.perf_counter(), 400
+    for _ in range(reps):
+        torch.mm(a, a)
+    return max(1, round(ms / 1000 / ((time.perf_counter() - start) / reps)))
+
+
+def serve(peer: str, game: str, n: int, threads: int, loop: str) -> None:
+    """A child: bench.peers' VectorPeer (of whichever tree is first on the path), its step followed by
+    the loop's gap; answers "STEPS" lines with "RESULT {json}"."""
+    from sb3_ale_vec.bench import peers
+
+    runner = peers.VectorPeer(peer, game, n, threads, n)
+    gap, step = _gap(loop), runner.step
+    if gap is not None:
+        def gapped(actions):
+            out = step(actions)
+            gap()
+            return out
+        runner.step = gapped
+    vec = getattr(getattr(runner.env, "_native", None), "_vec", None)  # this engine's counts, where it has them
+
+    def counts() -> dict[str, int]:
+        return {k: getattr(vec, f"_resets_{k}", 0) for k in ("taken", "replayed")} if vec is not None else {}
+
+    print("READY", flush=True)
+    for line in sys.stdin:
+        if line.strip() == "QUIT":
+            break
+        before, resets = counts(), [0]
+        inner = runner.step
+
+        def counting(actions):
+            out = inner(actions)
+            resets[0] += int(sum(out[2] | out[3])) if len(out) == 5 else int(sum(out[2]))
+            return out
+        runner.step = counting
+        result = runner.run(int(line), 0.0)
+        runner.step = inner
+        result["resets"] = resets[0]
+        result.update({k: v - before[k] for k, v in counts().items()})
+        print("RESULT", json.dumps(result), flush=True)
+    runner.close()
+
+
+class Child:
+    def __init__(self, peer: str, game: str, n: int, threads: int, loop: str, old: str | None) -> None:
+        self.peer = peer
+        env, name = dict(os.environ), peer
+        if peer == "sb3_ale_vec old":
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.abspath(old or "."), env.get("PYTHONPATH")]))
+            name = "sb3_ale_vec"
+        self.proc = subprocess.Popen([sys.executable, "-P", SERVE, "serve", name, game, str(n), str(threads), loop],
+                                     env=env, cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def line(self, prefix: str) -> str | None:
+        for line in self.proc.stdout:
+            if line.startswith(prefix):
+                return line[len(prefix):]
+        return None
+
+    def run(self, steps: int) -> dict | None:
+        if self.proc.poll() is not None:
+            return None
+        self.proc.stdin.write(f"{steps}\n")
+        self.proc.stdin.flush()
+        line = self.line("RESULT ")
+        return json.loads(line) if line else None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.write("QUIT\n")
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def measure(game: str, n: int, threads: int, loop: str, peers: list[str], rounds: int, steps: int,
+            old: str | None) -> dict[str, list[dict]]:
+    children = [Child(p, game, n, threads, loop, old) for p in peers]
+    runs: dict[str, list[dict]] = {p: [] for p in peers}
+    try:
+        live = [c for c in children if c.line("READY") is not None]
+        for r in range(rounds):
+            for c in live[r % len(live):] + live[:r % len(live)]:  # a different peer first each round
+                result = c.run(steps)
+                if result is not None:
+                    runs[c.peer].append(result)
+    finally:
+        for c in children:
+            c.close()
+    return runs
+
+
+def report(game: str, n: int, threads: int, loop: str, runs: dict[str, list[dict]]) -> None:
+    def med(peer: str, key: str) -> float | None:
+        values = [r[key] for r in runs.get(peer, []) if key in r]
+        return statistics.median(values) if values else None
+
+    ours = med("sb3_ale_vec", "steps_per_s")
+    print(f"\n{game}, N={n}, {threads} thread(s), loop {loop}; medians of {max(map(len, runs.values()), default=0)} rounds")
+    print(f"{'peer':<22} {'steps/s':>9} {'ours/peer':>9} {'resets':>7} {'swapped':>8} {'replayed':>8} {'inline':>7}")
+    for peer, values in runs.items():
+        sps = med(peer, "steps_per_s")
+        if sps is None:
+            print(f"{peer:<22} {'failed':>9}")
+            continue
+        resets = sum(r["resets"] for r in values)
+        counts = ""
+        if values and "taken" in values[0]:
+            taken, replayed = sum(r["taken"] for r in values), sum(r["replayed"] for r in values)
+            counts = f" {taken:>8} {replayed:>8} {resets - taken:>7}"
+        ratio = f"{ours / sps:.3f}x" if ours and peer != "sb3_ale_vec" else ""
+        print(f"{peer:<22} {sps:>9,.0f} {ratio:>9} {resets:>7}{counts}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    if argv is None and sys.argv[1:2] == ["serve"]:
+        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+        return
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--game", default="breakout")
+    p.add_argument("--loops", default="tight,idle:1,busy:1", help="tight, idle:MS, busy:MS, comma-separated")
+    p.add_argument("--num-envs", default="2,16,64")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--peers", default="sb3_ale_vec,sb3_ale_vec inline,ale_py,sb3_ale_vec sb3",
+                   help="bench.peers' vector peers, comma-separated; with --old, 'sb3_ale_vec old' joins")
+    p.add_argument("--old", help="another tree with its build in place: its engine is the peer 'sb3_ale_vec old'")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--frames", type=int, default=40_000, help="about this many env steps x N per run")
+    args = p.parse_args(argv)
+    peers = args.peers.split(",") + (["sb3_ale_vec old"] if args.old else [])
+    for loop in args.loops.split(","):
+        kind, _, ms = loop.partition(":")
+        run_loop = f"busy:{calibrate_busy(float(ms))}" if kind == "busy" else loop
+        for n in map(int, args.num_envs.split(",")):
+            for threads in map(int, args.threads.split(",")):
+                steps = max(50, args.frames // n)
+                runs = measure(args.game, n, threads, run_loop, peers, args.rounds, steps, args.old)
+                report(args.game, n, threads, loop, runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -20,7 +20,7 @@ VECTORIZER = {
     "pending", "closed", "num_envs", "num_threads", "batch_size", "obs_shape",
     "_profile", "_take_profile", "_resets_first", "_reset_ahead",  # the benchmark's switches and log
     # the benchmark's and the tests' views of the resets computed ahead
-    "_reset_ahead_wait", "_resets_taken", "_resets_replayed", "_prepares_idle", "_prepared",
+    "_reset_ahead_wait", "_game_resets", "_resets_taken", "_resets_replayed", "_prepares_idle", "_prepared",
     "_resets_checked", "_replays_abandoned", "reset_ahead_mismatches",
 }
 

@@ -113,8 +113,8 @@ class Engine {
   /// For tests: the envs whose next reset is prepared; no env may be in flight.
   int prepared() const;
   /// The counts of the resets computed ahead (envs rebuilt after a failure start at 0).
-  enum class Count { kTaken, kReplayed, kChecked, kMismatches, kAbandoned };
-  /// kTaken: swapped in; kReplayed: of those, with their chain's script; kChecked: swaps re-checked
+  enum class Count { kGames, kTaken, kReplayed, kChecked, kMismatches, kAbandoned };
+  /// kGames: every game reset (ALE reset_game(), made or swapped in); kTaken: swapped in; kReplayed: of those, with their chain's script; kChecked: swaps re-checked
   /// against a real reset; kMismatches: checks that differed (each refuses its key in this engine);
   /// kAbandoned: replays left part-way (a script predicted wrong; see Emulator::replays_abandoned).
   int64_t resets_count(Count what) const;

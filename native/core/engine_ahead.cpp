@@ -41,6 +41,7 @@ int64_t Engine::resets_count(Count what) const {
   for (const auto& env : envs_) {
     if (!env) continue;
     switch (what) {
+      case Count::kGames: total += env->game_resets(); break;
       case Count::kTaken: total += env->resets_taken(); break;
       case Count::kReplayed: total += env->resets_replayed(); break;
       case Count::kChecked: total += env->resets_checked(); break;

@@ -71,6 +71,7 @@ class AtariEnv {
   void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
   std::shared_ptr<ResetJob> claim_prepare() { return emu_.claim_prepare(); }
   bool prepared() const { return emu_.prepared(); }
+  int64_t game_resets() const { return emu_.game_resets(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }
   int64_t resets_checked() const { return emu_.resets_checked(); }
   int64_t replays_abandoned() const { return emu_.replays_abandoned(); }

@@ -110,6 +110,7 @@ void Emulator::load(int32_t ale_seed) {
 
 void Emulator::reset_game() {
   if (replaying()) leave_replay();
+  ++game_resets_;
   switch (ahead_on_ ? ahead_->take(ale_) : ResetAhead::Taken::kNo) {
     case ResetAhead::Taken::kNo:
       reset_for_real();

@@ -105,6 +105,8 @@ class Emulator {
   /// ResetAhead::claim: the prepare due after this reset, once (null when off or none).
   std::shared_ptr<ResetJob> claim_prepare() { return ahead_on_ ? ahead_->claim() : nullptr; }
   bool prepared() const { return ahead_on_ && ahead_->prepared(); }
+  /// Every reset_game() so far, made here or swapped in (what the counts below are of).
+  int64_t game_resets() const { return game_resets_; }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
   int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
   int64_t resets_checked() const { return ahead_ ? ahead_->checked() : 0; }
@@ -159,6 +161,7 @@ class Emulator {
   mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began
   mutable int64_t replays_abandoned_ = 0;
+  int64_t game_resets_ = 0;
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   int screen_height_ = 0;  // set by the first load()

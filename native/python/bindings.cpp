@@ -97,6 +97,8 @@ PYBIND11_MODULE(_engine, m) {
       .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
                     "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread "
                     "(not by idle threads, which a busy machine may never run), so that swaps happen.")
+      .def_property_readonly("_game_resets", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kGames); },
+                             "Benchmark: the envs' game resets so far (ALE reset_game()), made or swapped in.")
       .def_property_readonly("_resets_taken", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kTaken); },
                              "Benchmark: resets the envs took from their spare emulators so far.")
       .def_property_readonly("_resets_replayed", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kReplayed); },

@@ -13,7 +13,9 @@ being this engine from another tree's build (--old). Each runs in a child proces
 take turns round by round, and the table gives medians: env steps/s through the whole loop (its gap
 included, the same for every peer) and, for this engine, how its resets were made: swapped in
 (prepared ahead), of those replayed (the chain's post-reset steps prepared too), and inline (made
-when the episode ended, on the step's own path).
+when the episode ended, on the step's own path). Ratios: steps/s over ale-py's and over the --old
+build's (SB3's front-end does other work per step: its ratio to ale-py's is the issue's "through the SB3
+front-end", not equal work).
 """
 
 from __future__ import annotations
@@ -81,7 +83,12 @@ def serve(peer: str, game: str, n: int, threads: int, loop: str) -> None:
     vec = getattr(getattr(runner.env, "_native", None), "_vec", None)  # this engine's counts, where it has them
 
     def counts() -> dict[str, int]:
-        return {k: getattr(vec, f"_resets_{k}", 0) for k in ("taken", "replayed")} if vec is not None else {}
+        if vec is None:
+            return {}
+        found = {k: getattr(vec, f"_resets_{k}", 0) for k in ("taken", "replayed")}
+        if hasattr(vec, "_game_resets"):  # SB3's dones count lives lost too; older builds lack it
+            found["games"] = vec._game_resets
+        return found
 
     print("READY", flush=True)
     for line in sys.stdin:
@@ -99,6 +106,7 @@ def serve(peer: str, game: str, n: int, threads: int, loop: str) -> None:
         runner.step = inner
         result["resets"] = resets[0]
         result.update({k: v - before[k] for k, v in counts().items()})
+        result["resets"] = result.pop("games", result["resets"])
         print("RESULT", json.dumps(result), flush=True)
     runner.close()
 
@@ -156,21 +164,23 @@ def report(game: str, n: int, threads: int, loop: str, runs: dict[str, list[dict
         values = [r[key] for r in runs.get(peer, []) if key in r]
         return statistics.median(values) if values else None
 
-    ours = med("sb3_ale_vec", "steps_per_s")
+    def ratio(peer: str, base: str) -> str:
+        a, b = med(peer, "steps_per_s"), med(base, "steps_per_s")
+        return f"{a / b:.3f}" if a and b and peer != base else ""
+
     print(f"\n{game}, N={n}, {threads} thread(s), loop {loop}; medians of {max(map(len, runs.values()), default=0)} rounds")
-    print(f"{'peer':<22} {'steps/s':>9} {'ours/peer':>9} {'resets':>7} {'swapped':>8} {'replayed':>8} {'inline':>7}")
+    print(f"{'peer':<22} {'steps/s':>9} {'/ale_py':>8} {'/old':>7} {'resets':>7} {'swapped':>8} {'replayed':>8} {'inline':>7}")
     for peer, values in runs.items():
         sps = med(peer, "steps_per_s")
         if sps is None:
             print(f"{peer:<22} {'failed':>9}")
             continue
-        resets = sum(r["resets"] for r in values)
+        resets = sum(r["resets"] for r in values)  # game resets (this engine's count where it has one)
         counts = ""
         if values and "taken" in values[0]:
             taken, replayed = sum(r["taken"] for r in values), sum(r["replayed"] for r in values)
             counts = f" {taken:>8} {replayed:>8} {resets - taken:>7}"
-        ratio = f"{ours / sps:.3f}x" if ours and peer != "sb3_ale_vec" else ""
-        print(f"{peer:<22} {sps:>9,.0f} {ratio:>9} {resets:>7}{counts}")
+        print(f"{peer:<22} {sps:>9,.0f} {ratio(peer, 'ale_py'):>8} {ratio(peer, 'sb3_ale_vec old'):>7} {resets:>7}{counts}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -96,10 +96,14 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
 
 Engine::~Engine() {
   // The tasks: queued ones dropped, running ones finished (a reset may be rebuilding its env right
-  // now). Then the members go: the pool's workers joined, the idle threads told to stop, each env's
-  // prepare abandoned (ResetJob: it owns what it touches and frees itself). Nothing waits for them.
+  // now). Then every prepare is abandoned (ResetJob: it owns what it touches and frees itself), and
+  // the members go: the pool's workers joined (one in a prepare leaves it at its next phase: the
+  // join waits for a phase at most), the idle threads told to stop (nothing waits for them).
   lender_.store(nullptr, std::memory_order_release);  // the workers take no more prepares
   pool_.cancel();
+  for (const auto& env : envs_) {
+    if (env) env->abandon_prepare();
+  }
 }
 
 Engine::Driver::Driver(const Engine& engine) : owner_(engine.driver_) {

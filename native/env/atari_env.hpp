@@ -70,6 +70,7 @@ class AtariEnv {
   void set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict) { emu_.set_reset_ahead(on, verdict); }
   void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
   std::shared_ptr<ResetJob> claim_prepare() { return emu_.claim_prepare(); }
+  void abandon_prepare() { emu_.abandon_prepare(); }
   bool prepared() const { return emu_.prepared(); }
   int64_t game_resets() const { return emu_.game_resets(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }

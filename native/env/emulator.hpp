@@ -104,6 +104,9 @@ class Emulator {
   }
   /// ResetAhead::claim: the prepare due after this reset, once (null when off or none).
   std::shared_ptr<ResetJob> claim_prepare() { return ahead_on_ ? ahead_->claim() : nullptr; }
+  void abandon_prepare() {
+    if (ahead_) ahead_->abandon();
+  }
   bool prepared() const { return ahead_on_ && ahead_->prepared(); }
   /// Every reset_game() so far, made here or swapped in (what the counts below are of).
   int64_t game_resets() const { return game_resets_; }

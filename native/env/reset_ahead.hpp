@@ -105,6 +105,11 @@ class ResetAhead {
   void set_script(ResetScript script);
   /// The prepare due after this reset, once (null: none): the engine queues it on an idle thread.
   std::shared_ptr<ResetJob> claim();
+  /// The engine's close: the prepare in progress stops at its next phase (a later take() finds
+  /// nothing prepared).
+  void abandon() {
+    if (job_) job_->abandon();
+  }
 
   enum class Taken { kNo, kDone, kReplay };
   /// In reset_game(). kNo (not prepared in time, or not allowed): the live emulator resets itself.

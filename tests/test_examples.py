@@ -115,11 +115,29 @@ def test_benchmark_ppo_mode():
     assert "ours / subproc" in out and "rollout steps/s" in out
     # Where a rollout step's time goes: every part measured, none negative, the env a real share.
     header = next(line for line in out.splitlines() if line.startswith("backend") and "forward" in line).split()
-    ours = next(line for line in out.splitlines()[::-1] if line.startswith("sb3_ale_vec")).split()
+    ours = next(line for line in out.splitlines()[::-1]
+                if line.split()[:1] == ["sb3_ale_vec"] and line.split()[1] != "inline").split()
     ms = dict(zip(header[1:], map(float, ours[1:])))
     assert set(ms) == {"env", "obs_to_tensor", "forward", "buffer", "other", "total"}
     assert all(v >= 0 for v in ms.values()) and ms["env"] > 0 and ms["forward"] > 0
     assert abs(sum(v for k, v in ms.items() if k != "total") - ms["total"]) < 0.05
+    # Resets ahead on and off: the engine's own counts of game resets and of those swapped in.
+    lines = out.splitlines()
+    first = next(k for k, line in enumerate(lines) if "game resets" in line) + 1
+    rows = {line[:18].strip(): line[18:].split()[-2:] for line in lines[first:first + 2]}
+    (games, swapped), (games_off, swapped_off) = (list(map(int, rows[k])) for k in ("sb3_ale_vec", "sb3_ale_vec inline"))
+    assert 0 <= swapped <= games and swapped_off == 0
+
+
+def test_loops_benchmark_counts_every_reset_as_swapped_or_inline():
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench.loops", "--loops", "idle:1", "--num-envs", "2",
+                "--threads", "2", "--rounds", "1", "--frames", "1600", "--peers", "sb3_ale_vec,sb3_ale_vec inline"])
+    rows = {line[:22].strip(): line[22:].split() for line in out.splitlines() if line.startswith("sb3_ale_vec")}
+    resets, swapped, replayed, inline = map(int, rows["sb3_ale_vec"][-4:])
+    assert resets > 0 and swapped + inline == resets and replayed <= swapped
+    assert swapped > 0  # 800 steps with a 1 ms idle gap each: the prepares had the time
+    resets_off, swapped_off, _, inline_off = map(int, rows["sb3_ale_vec inline"][-4:])
+    assert swapped_off == 0 and inline_off == resets_off > 0
 
 
 def test_benchmark_learn_mode_writes_identical_curves_and_a_plot(tmp_path):

@@ -108,7 +108,7 @@ def test_a_swap_the_table_should_not_have_allowed_is_caught_refused_and_warned(m
 
 
 def test_the_run_time_checks_pass_where_the_table_allows():
-    # Breakout's swaps are re-checked (the first four of each env) and every check agrees.
+    # Breakout's swaps are re-checked (the key's first eight in the engine) and every check agrees.
     env = swapping(AtariVectorEnv("breakout", 2, num_threads=2, max_num_frames_per_episode=160))
     actions = np.random.default_rng(1).integers(0, 4, (2, 300))
     _, taken, checked = _run(env, actions)

@@ -6,9 +6,13 @@ namespace sb3ale {
 
 namespace {
 
-// The swaps re-checked against a real reset (1-based, per env): the first few, then one in 16. Each
-// check is one more reset emulated in idle time.
-bool checks_swap(int64_t n) { return n <= 4 || n % 16 == 0; }
+// The swaps re-checked against a real reset: the first kFirstChecks of each key in an engine (shared by
+// its envs: 16 envs checked 4 each made the first episodes' resets cost double), then one in 16 of
+// each env's. Each check is one more reset emulated, in time no step waits for.
+constexpr int64_t kFirstChecks = 8;
+bool checks_swap(int64_t n, RuntimeVerdict& verdict) {
+  return n % 16 == 0 || verdict.first_checks.fetch_add(1, std::memory_order_relaxed) < kFirstChecks;
+}
 
 }  // namespace
 
@@ -121,7 +125,7 @@ std::shared_ptr<ResetJob> ResetAhead::make_job() {
   job->check_state = std::move(check_state_);
   job->check_rng = std::move(check_rng_);
   check_ = false;
-  job->keep_state = checks_swap(taken_ + 1);
+  job->keep_state = checks_swap(taken_ + 1, *verdict_);
   return job;
 }
 
@@ -172,7 +176,7 @@ void ResetAhead::swap_in(std::unique_ptr<ale::ALEInterface>& live, ResetJob& job
   // The emulator swapped out holds the state the episode ended in: the next job starts from it, and
   // first resets it for real to check this swap, if it is one of those checked.
   spare_ = std::move(job.emu);
-  check_ = checks_swap(taken_) && job.keep_state;
+  check_ = job.keep_state;  // this swap is one of those checked
   if (check_) {
     check_state_ = std::move(job.state);
     check_rng_ = config_->repeat_action_probability > 0 ? rng_of(*live) : std::string();

@@ -9,12 +9,12 @@
 // of its episode, if and only if that reset keeps nothing of play. Which ROMs, modes, difficulties
 // and sticky settings qualify is decided offline (tools/reset_verdicts.py, env/reset_probe.*) and
 // shipped as a table: EnvConfig::reset_ahead. No probe runs here, so every run decides alike.
-// A sample of the swaps is still re-checked, in idle time: the emulator swapped out holds the state
+// A sample of the swaps is still re-checked, off the step's path: the emulator swapped out holds the state
 // the episode ended in, so a real reset of it, compared with what was swapped in, is the check; one
 // difference refuses the key for the whole engine (RuntimeVerdict) and is counted.
 //
-// Nothing waits for a prepare. A prepare is a ResetJob, shared by the env and the idle thread that runs
-// it: the env takes it if it is done when the episode ends and abandons it otherwise (the job stops at
+// Nothing waits for a prepare. A prepare is a ResetJob, shared by the env and the thread that runs it
+// (a pool worker with nothing queued, or an idle thread): the env takes it if it is done when the episode ends and abandons it otherwise (the job stops at
 // its next phase and frees itself); no lock is shared between them, only the job's atomic status.
 #pragma once
 
@@ -54,6 +54,7 @@ struct ReplayFrame {
 struct RuntimeVerdict {
   std::atomic<bool> refused{false};
   std::atomic<int64_t> mismatches{0};  // swaps that a real reset did not reproduce
+  std::atomic<int64_t> first_checks{0};  // prepares that asked for a check among the key's first ones
 };
 
 /// One prepare: the inputs the env gave it, the outputs it leaves, and who has it (status).

@@ -168,7 +168,8 @@ def report(game: str, n: int, threads: int, loop: str, runs: dict[str, list[dict
         a, b = med(peer, "steps_per_s"), med(base, "steps_per_s")
         return f"{a / b:.3f}" if a and b and peer != base else ""
 
-    print(f"\n{game}, N={n}, {threads} thread(s), loop {loop}; medians of {max(map(len, runs.values()), default=0)} rounds")
+    print(f"\n{game}, N={n}, {threads} thread(s), loop {loop}; medians of {max(map(len, runs.values()), default=0)} rounds",
+          flush=True)
     print(f"{'peer':<22} {'steps/s':>9} {'/ale_py':>8} {'/old':>7} {'resets':>7} {'swapped':>8} {'replayed':>8} {'inline':>7}")
     for peer, values in runs.items():
         sps = med(peer, "steps_per_s")
@@ -180,7 +181,8 @@ def report(game: str, n: int, threads: int, loop: str, runs: dict[str, list[dict
         if values and "taken" in values[0]:
             taken, replayed = sum(r["taken"] for r in values), sum(r["replayed"] for r in values)
             counts = f" {taken:>8} {replayed:>8} {resets - taken:>7}"
-        print(f"{peer:<22} {sps:>9,.0f} {ratio(peer, 'ale_py'):>8} {ratio(peer, 'sb3_ale_vec old'):>7} {resets:>7}{counts}")
+        print(f"{peer:<22} {sps:>9,.0f} {ratio(peer, 'ale_py'):>8} {ratio(peer, 'sb3_ale_vec old'):>7} {resets:>7}{counts}",
+              flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,10 +27,14 @@ def _measure_ppo(backend: str, game: str, n: int, timesteps: int, device: str = 
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    if backend == "sb3_ale_vec":
+    vec = None
+    if backend in ("sb3_ale_vec", "sb3_ale_vec inline"):
         from sb3_ale_vec import AleNativeVecEnv
 
         env = AleNativeVecEnv(game, n, seed=0)
+        vec = env._native._vec
+        if backend == "sb3_ale_vec inline":  # the A/B: every reset made when its episode ends
+            vec._reset_ahead = False
     else:
         env = _sb3_subproc(game, n)
 
@@ -70,11 +74,13 @@ def _measure_ppo(backend: str, game: str, n: int, timesteps: int, device: str = 
         total = time.perf_counter() - start
     finally:
         on_policy.obs_as_tensor = to_tensor
+    # Game resets (SB3's dones count lives lost too) and those swapped in, prepared ahead.
+    resets = {"resets": vec._game_resets, "swapped": vec._resets_taken} if vec is not None else {}
     env.close()
     steps = model.num_timesteps / n  # vectorized steps
     seconds["other"] = seconds["rollout"] - sum(seconds[p] for p in PARTS[:-1])
     return {"rollout_steps_per_s": model.num_timesteps / seconds["rollout"],
-            "learn_steps_per_s": model.num_timesteps / total, "device": model.device.type,
+            "learn_steps_per_s": model.num_timesteps / total, "device": model.device.type, **resets,
             **{f"ms_{p}": 1000 * seconds[p] / steps for p in PARTS}}
 
 
@@ -103,7 +109,7 @@ def call_in_child(module: str, function: str, args: tuple, label: str) -> Any:
 
 
 def main_ppo(game: str, n: int, timesteps: int, repeats: int, device: str = "auto") -> dict[str, Any]:
-    backends = ["sb3_ale_vec", "sb3 subproc"]
+    backends = ["sb3_ale_vec", "sb3_ale_vec inline", "sb3 subproc"]
     runs: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
     for _ in range(repeats):
         for backend in backends:
@@ -115,16 +121,18 @@ def main_ppo(game: str, n: int, timesteps: int, repeats: int, device: str = "aut
     print(f"\nSB3 PPO CnnPolicy on {game}, num_envs={n}, {timesteps} timesteps x {repeats}, device {'/'.join(devices)}")
     median = {b: {k: statistics.median(r[k] for r in results) for k in results[0] if k != "device"}
               for b, results in done.items()}
-    print(f"{'backend':<14} {'rollout steps/s':>16} {'learn() steps/s':>16}")
+    print(f"{'backend':<18} {'rollout steps/s':>16} {'learn() steps/s':>16} {'game resets':>12} {'swapped':>8}")
     for backend, m in median.items():
-        print(f"{backend:<14} {m['rollout_steps_per_s']:>16,.0f} {m['learn_steps_per_s']:>16,.0f}")
-    if len(median) == 2:
+        counts = (f" {sum(r['resets'] for r in done[backend]):>12} {sum(r['swapped'] for r in done[backend]):>8}"
+                  if "resets" in m else "")
+        print(f"{backend:<18} {m['rollout_steps_per_s']:>16,.0f} {m['learn_steps_per_s']:>16,.0f}{counts}")
+    if "sb3_ale_vec" in median and "sb3 subproc" in median:
         ours, theirs = median["sb3_ale_vec"], median["sb3 subproc"]
-        print(f"{'ours / subproc':<14} {ours['rollout_steps_per_s'] / theirs['rollout_steps_per_s']:>15.2f}x "
+        print(f"{'ours / subproc':<18} {ours['rollout_steps_per_s'] / theirs['rollout_steps_per_s']:>15.2f}x "
               f"{ours['learn_steps_per_s'] / theirs['learn_steps_per_s']:>15.2f}x")
     print(f"\nA rollout step (all {n} envs), ms by part (medians):")
-    print(f"{'backend':<14}" + "".join(f"{p:>15}" for p in PARTS) + f"{'total':>10}")
+    print(f"{'backend':<18}" + "".join(f"{p:>15}" for p in PARTS) + f"{'total':>10}")
     for backend, m in median.items():
-        print(f"{backend:<14}" + "".join(f"{m['ms_' + p]:>15.2f}" for p in PARTS) +
+        print(f"{backend:<18}" + "".join(f"{m['ms_' + p]:>15.2f}" for p in PARTS) +
               f"{sum(m['ms_' + p] for p in PARTS):>10.2f}")
     return {"game": game, "num_envs": n, "timesteps": timesteps, "device": devices, "ppo": runs}

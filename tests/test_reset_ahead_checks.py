@@ -33,7 +33,8 @@ def _starved(env):
 
 
 def test_the_idle_threads_path_swaps_and_equals_real_resets():
-    # As users run it: prepares on the idle threads, not on the env's own thread (helpers.swapping).
+    # As users run it: prepares off the env's own thread (helpers.swapping), on the pool's worker when
+    # it has nothing queued or on an idle thread.
     # The caller leaves them time (a GPU policy's forward pass), so that each prepare is ready before
     # its episode ends: the swaps then really happen, and change no frame.
     n, steps = 3, 200

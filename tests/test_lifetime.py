@@ -306,12 +306,15 @@ def _close_and_exit(front: str) -> tuple[float, float]:
 @pytest.mark.slow  # six processes beside four busy ones: about 100 s a front-end
 @pytest.mark.parametrize("front", ["ale", "sb3"])  # the gymnasium front-end's engine is the ale one's
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_cores):
-    # Generous bounds (the targets are 50 ms and 0.5 s): an idle-priority thread gets no time here,
-    # so anything that waits for one takes seconds. An exit is timed against the same process without
-    # an env, round by round (its imports' own finalization takes seconds on a loaded machine too).
+    # Generous bounds (the targets are 50 ms and 0.5 s; docs/benchmarks.md has the figures): an
+    # idle-priority thread gets no time here, so anything that waits for one takes seconds (0e65b12:
+    # close() and exit >= 15 s, cut at 30 s; SCHED_IDLE threads alone cost 4-9 s). An exit is timed
+    # against the same process without an env, round by round: its imports' own finalization (torch's,
+    # for sb3) varies by seconds between two processes on a loaded machine (CI's, with the suite's
+    # other worker and the sanitizers beside it, saw 2.5-2.8 s either way).
     times: list[tuple[float, float]] = []
     while len(times) < 3 and float("inf") not in (times[-1] if times else ()):  # a time-out fails at once
         close_s, exit_s = _close_and_exit(front)
         times.append((close_s, exit_s - _close_and_exit("none")[1]))
     close_s, extra_s = (statistics.median(t[k] for t in times) for k in (0, 1))
-    assert close_s < 1 and extra_s < 1.5, times
+    assert close_s < 1 and extra_s < 5, times

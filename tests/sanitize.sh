@@ -38,27 +38,13 @@ export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters her
 # `sanitize.sh` (CI): the Python tests' quick tier; `sanitize.sh all`: their slow tier too (an hour).
 tier="not slow and"
 [[ "${1:-}" == "all" ]] && tier=""
-# The two builds and their tests run at once, each into a log of its own (printed in turn at the
-# end): CI runs this beside its suite, and what one leaves of the cores the other takes (one after
-# the other, the TSan half ran 12 minutes alone after the suite).
-logs=$(mktemp -d)
 # ASan + UBSan: every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
   tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py \
-  -m "$tier not nosan" > "$logs/address.log" 2>&1 &
-address=$!
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier not nosan"
 # TSan: the tests whose work crosses threads (batches, failures, close, thread counts, ALE's shared
 # colour-averaging tables).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
   tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py \
-  -m "$tier tsan and not nosan" > "$logs/thread.log" 2>&1 &
-thread=$!
-status=0
-wait "$address" || status=1
-wait "$thread" || status=1
-cat "$logs/address.log" "$logs/thread.log"
-rm -rf "$logs"
-exit "$status"
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier tsan and not nosan"

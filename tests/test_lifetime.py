@@ -309,9 +309,10 @@ def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_cores):
     # Generous bounds (the targets are 50 ms and 0.5 s; docs/benchmarks.md has the figures): an
     # idle-priority thread gets no time here, so anything that waits for one takes seconds (0e65b12:
     # close() and exit >= 15 s, cut at 30 s; SCHED_IDLE threads alone cost 4-9 s). An exit is timed
-    # against the same process without an env, round by round: its imports' own finalization (torch's,
-    # for sb3) varies by seconds between two processes on a loaded machine (CI's, with the suite's
-    # other worker and the sanitizers beside it, saw 2.5-2.8 s either way).
+    # against the same process without an env, round by round. Under a heavier load than the four
+    # (the suite's other worker and both sanitizer builds beside it) sb3's exit took 2.5-2.8 s more
+    # than that baseline in two rounds of three: an idle thread inside a prepare's phase when the
+    # exit hook's 300 ms ran out was the last one out (docs/design.md, "Lifecycle").
     times: list[tuple[float, float]] = []
     while len(times) < 3 and float("inf") not in (times[-1] if times else ()):  # a time-out fails at once
         close_s, exit_s = _close_and_exit(front)

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -67,9 +66,9 @@ def calibrate_busy(ms: float) -> int:
     return max(1, round(ms / 1000 / ((time.perf_counter() - start) / reps)))
 
 
-def serve(peer: str, game: str, n: int, threads: int, loop: str) -> None:
+def serve(loop: str, peer: str, game: str, n: int, threads: int) -> None:
     """A child: bench.peers' VectorPeer (of whichever tree is first on the path), its step followed by
-    the loop's gap; answers "STEPS" lines with "RESULT {json}"."""
+    the loop's gap; answers "STEPS SECONDS" lines with "RESULT {json}" (SECONDS unused)."""
     from sb3_ale_vec.bench import peers
 
     runner = peers.VectorPeer(peer, game, n, threads, n)
@@ -102,7 +101,7 @@ def serve(peer: str, game: str, n: int, threads: int, loop: str) -> None:
             resets[0] += int(sum(out[2] | out[3])) if len(out) == 5 else int(sum(out[2]))
             return out
         runner.step = counting
-        result = runner.run(int(line), 0.0)
+        result = runner.run(int(line.split()[0]), 0.0)  # "STEPS SECONDS", as peers.serve reads
         runner.step = inner
         result["resets"] = resets[0]
         result.update({k: v - before[k] for k, v in counts().items()})
@@ -111,48 +110,20 @@ def serve(peer: str, game: str, n: int, threads: int, loop: str) -> None:
     runner.close()
 
 
-class Child:
-    def __init__(self, peer: str, game: str, n: int, threads: int, loop: str, old: str | None) -> None:
-        self.peer = peer
-        env, name = dict(os.environ), peer
-        if peer == "sb3_ale_vec old":
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.abspath(old or "."), env.get("PYTHONPATH")]))
-            name = "sb3_ale_vec"
-        self.proc = subprocess.Popen([sys.executable, "-P", SERVE, "serve", name, game, str(n), str(threads), loop],
-                                     env=env, cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def line(self, prefix: str) -> str | None:
-        for line in self.proc.stdout:
-            if line.startswith(prefix):
-                return line[len(prefix):]
-        return None
-
-    def run(self, steps: int) -> dict | None:
-        if self.proc.poll() is not None:
-            return None
-        self.proc.stdin.write(f"{steps}\n")
-        self.proc.stdin.flush()
-        line = self.line("RESULT ")
-        return json.loads(line) if line else None
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.stdin.write("QUIT\n")
-            self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-
-
 def measure(game: str, n: int, threads: int, loop: str, peers: list[str], rounds: int, steps: int,
             old: str | None) -> dict[str, list[dict]]:
-    children = [Child(p, game, n, threads, loop, old) for p in peers]
+    from sb3_ale_vec.bench.main import Server  # its children answer as peers.serve's do
+
+    Server.old_tree = old
+    children = [Server(p, game, n, threads, script=["-P", SERVE, "serve", loop]) for p in peers]
     runs: dict[str, list[dict]] = {p: [] for p in peers}
     try:
-        live = [c for c in children if c.line("READY") is not None]
+        live = [c for c in children if c.ready()]
         for r in range(rounds):
             for c in live[r % len(live):] + live[:r % len(live)]:  # a different peer first each round
-                result = c.run(steps)
+                result = c.run(steps, 0.0)
                 if result is not None:
-                    runs[c.peer].append(result)
+                    runs[c.key[0]].append(result)
     finally:
         for c in children:
             c.close()
@@ -187,7 +158,7 @@ def report(game: str, n: int, threads: int, loop: str, runs: dict[str, list[dict
 
 def main(argv: list[str] | None = None) -> None:
     if argv is None and sys.argv[1:2] == ["serve"]:
-        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+        serve(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
         return
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--game", default="breakout")

@@ -44,14 +44,18 @@ class Server:
 
     old_tree: str | None = None  # --old: the tree whose build "sb3_ale_vec old" runs
 
-    def __init__(self, peer: str, game: str, n: int, threads: int, batch: int = 0) -> None:
+    def __init__(self, peer: str, game: str, n: int, threads: int, batch: int = 0,
+                 script: list[str] | None = None) -> None:
+        """`script`: a file and its first arguments run instead of peers.serve (by path, the peer's
+        arguments after them: bench.loops), answering the same lines."""
         self.key = (peer, threads)
         env = None
         if peer == "sb3_ale_vec old":  # the other tree's own peers module and build
             path = os.pathsep.join([os.path.abspath(self.old_tree or "."), *os.environ.get("PYTHONPATH", "").split(os.pathsep)])
             peer, env = "sb3_ale_vec", dict(os.environ, PYTHONPATH=path.rstrip(os.pathsep))
-        self.proc = subprocess.Popen([sys.executable, "-m", "sb3_ale_vec.bench.peers", peer, game, str(n), str(threads),
-                                      str(batch)], env=env, cwd="/" if env else None,
+        args = [peer, game, str(n), str(threads)]
+        command = [*script, *args] if script else ["-m", "sb3_ale_vec.bench.peers", *args, str(batch)]
+        self.proc = subprocess.Popen([sys.executable, *command], env=env, cwd="/" if env else None,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def _line(self, prefix: str) -> str | None:

@@ -10,7 +10,6 @@ neither.
 import hashlib
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from setuptools.errors import CompileError, SetupError
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # PEP 517 backends do not put the project on sys.path
+from build_support import ale_core  # noqa: E402
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
 from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
 from build_support.ale_source import AleSourceError, file_sha256, pinned  # noqa: E402
@@ -36,10 +36,10 @@ PGO_FRAMES_PER_ROM = 10000
 def ale_version() -> str:
     """ale-py is pinned in pyproject.toml as a dependency and as a build requirement (the ROMs of the
     profile-guided build); the engine must be built from that same release (checked again at import)."""
-    pins = set(re.findall(r'"ale-py==([\w.]+)"', (ROOT / "pyproject.toml").read_text()))
-    if len(pins) != 1:
-        raise SetupError(f"pyproject.toml must pin one ale-py release everywhere, found {sorted(pins)}")
-    return pins.pop()
+    try:
+        return ale_core.ale_version()
+    except ValueError as error:
+        raise SetupError(str(error)) from None
 
 
 def sanitize_flags() -> list:
@@ -94,7 +94,7 @@ class BuildClib(build_clib):
         src = patched_source_dir(version) / "src"  # with our changes (build_support/ale_patches.py)
         generated = Path(self.build_temp) / "ale-generated"
         self.ale_include_dirs = [str(src), str(generated)]
-        write_version_hpp(src / "ale", generated, version)
+        ale_core.write_version_hpp(src, generated, version)
         # -g0: Python's CFLAGS add -g. No LTO: across ALE's own files it measured slower than without.
         flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *sanitize_flags()]
         cxx = self.compiler.compiler_cxx
@@ -117,9 +117,7 @@ class BuildClib(build_clib):
             pgo = False
         elif not pgo and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
             print("note: building ALE's core without profile guidance (needs GCC and ale-py)")
-        sources = [src / "ale" / "ale_interface.cpp"]
-        for sub in ("common", "emucore", "environment", "games", "games/supported"):
-            sources += sorted((src / "ale" / sub).glob("*.c*"))
+        sources = ale_core.core_sources(src)
         objects = self.compile_core([str(s) for s in sources], flags, roms if pgo else [])
         self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
         publish_file(Path(self.build_clib) / self.compiler.library_filename(name), self.ale_library, inputs)
@@ -172,17 +170,6 @@ class BuildClib(build_clib):
         if failed:
             raise SetupError(f"the profile training failed: {failed[0][:3]}")
         return compile_with(["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"])
-
-
-def write_version_hpp(ale: Path, generated: Path, version: str) -> None:
-    major, minor, patch = (version.split(".") + ["0", "0"])[:3]
-    text = (ale / "version.hpp.in").read_text()
-    for key, value in {"ALE_VERSION": version, "ALE_VERSION_MAJOR": major, "ALE_VERSION_MINOR": minor,
-                       "ALE_VERSION_PATCH": patch, "ALE_VERSION_GIT_SHA": "sdist"}.items():
-        text = text.replace(f"@{key}@", value)
-    generated.mkdir(parents=True, exist_ok=True)
-    if not (generated / "version.hpp").is_file() or (generated / "version.hpp").read_text() != text:
-        (generated / "version.hpp").write_text(text)
 
 
 def xla_ffi_include() -> str | None:

@@ -13,20 +13,13 @@ SB3_ALE_VEC_SANITIZE=$kind python setup.py -q build_ext --inplace > build/native
   || { tail -n 40 build/native-tests-build.log; exit 1; }
 temp=$(dirname "$(ls -t build/temp.*/ale-core-path.txt | head -n 1)")
 core=$(cat "$temp/ale-core-path.txt")
-ale_src=$(python - <<'PY'
-import re
-from pathlib import Path
-from build_support.ale_patches import patched_source_dir
-version = re.search(r'"ale-py==([\w.]+)"', Path("pyproject.toml").read_text()).group(1)
-print(patched_source_dir(version) / "src")
-PY
-)
+mapfile -t includes < <(python -m build_support.ale_core includes "$temp/ale-generated")
 flags=$(python -m build_support.native_flags "$kind")
 sources=$(ls native/*.cpp native/core/*.cpp native/env/*.cpp native/frames/*.cpp)  # no python/ or xla/: no Python here
 out=build/native_tests${kind:+_$kind}
 echo "== building $out ($flags)"
 # shellcheck disable=SC2086
-g++ $flags -I native -isystem "$ale_src" -isystem "$temp/ale-generated" tests/native/*.cpp $sources "$core" -lz -pthread -o "$out"
+g++ $flags -I native -isystem "${includes[0]}" -isystem "${includes[1]}" tests/native/*.cpp $sources "$core" -lz -pthread -o "$out"
 rom=$(python -c "from ale_py import roms; print(roms.get_rom_path('breakout'))")
 echo "== running $out"
 "$out" "$rom" "${2:-}"

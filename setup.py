@@ -26,7 +26,7 @@ from build_support import ale_core  # noqa: E402
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
 from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
 from build_support.ale_source import AleSourceError, file_sha256, pinned  # noqa: E402
-from build_support.native_flags import ENGINE_FLAGS, SANITIZERS  # noqa: E402
+from build_support import native_flags  # noqa: E402
 
 PGO_TRAINER = ROOT / "build_support" / "pgo_train.cpp"
 NATIVE = ROOT / "native"  # by layer: core/, env/, frames/, python/, xla/; includes name the layer
@@ -44,9 +44,23 @@ def ale_version() -> str:
 
 def sanitize_flags() -> list:
     kind = os.environ.get("SB3_ALE_VEC_SANITIZE", "")
-    if kind not in SANITIZERS:
+    if kind not in native_flags.SANITIZERS:
         raise SetupError(f"SB3_ALE_VEC_SANITIZE={kind!r}: use 'address' or 'thread'")
-    return SANITIZERS[kind]
+    return native_flags.SANITIZERS[kind]
+
+
+def is_msvc(compiler) -> bool:
+    return compiler.compiler_type == "msvc"
+
+
+def zlib_dirs() -> tuple:
+    """ALE reads ROMs with zlib. Linux and macOS have it; on Windows (no system zlib) the build takes
+    it from SB3_ALE_VEC_ZLIB_ROOT (a folder with include/zlib.h and lib/zlib.lib, e.g. vcpkg's
+    x64-windows-static-md tree): (include dirs, library dirs)."""
+    root = os.environ.get("SB3_ALE_VEC_ZLIB_ROOT")
+    if not root:
+        return [], []
+    return [str(Path(root) / "include")], [str(Path(root) / "lib")]
 
 
 def needs_recompile(obj: str, src: str) -> bool:
@@ -93,17 +107,18 @@ class BuildClib(build_clib):
         version = ale_version()
         src = patched_source_dir(version) / "src"  # with our changes (build_support/ale_patches.py)
         generated = Path(self.build_temp) / "ale-generated"
-        self.ale_include_dirs = [str(src), str(generated)]
         ale_core.write_version_hpp(src, generated, version)
-        # -g0: Python's CFLAGS add -g. No LTO: across ALE's own files it measured slower than without.
-        flags = ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *sanitize_flags()]
-        cxx = self.compiler.compiler_cxx
+        if sanitize_flags() and is_msvc(self.compiler):
+            raise SetupError("SB3_ALE_VEC_SANITIZE needs GCC or Clang")
+        self.ale_include_dirs = [str(src), str(generated), *zlib_dirs()[0]]
+        flags = [*native_flags.core_flags(is_msvc(self.compiler)), *sanitize_flags()]
+        cxx = getattr(self.compiler, "compiler_cxx", None) or [getattr(self.compiler, "cc", "cl.exe")]  # MSVC: cl
         version_text = compiler_version(cxx)
         roms = training_roms()
         pgo = (os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
                and "Free Software Foundation" in version_text)  # GCC's banner; Clang names no foundation
         inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "patches_sha256": patches_sha256(),
-                  "compiler": self.compiler.compiler_so,
+                  "compiler": getattr(self.compiler, "compiler_so", cxx),
                   "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
                   "pgo": pgo and {"frames_per_rom": PGO_FRAMES_PER_ROM, "roms": len(roms),
                                   "trainer_sha256": file_sha256(PGO_TRAINER)}}
@@ -159,10 +174,10 @@ class BuildClib(build_clib):
         trainer = self.compiler.compile([str(PGO_TRAINER)], output_dir=self.build_temp,
                                         include_dirs=include_dirs, extra_postargs=["-std=c++17", "-O2"])
         self.compiler.link_executable(objects + trainer, "ale_pgo_train", output_dir=self.build_temp,
-                                      libraries=["z"], extra_postargs=["-fprofile-generate"], target_lang="c++")
+                                      libraries=["z"], library_dirs=zlib_dirs()[1], extra_postargs=["-fprofile-generate"], target_lang="c++")
         # One trainer per core, each on its share of the ROMs: GCC's runtime adds each process's
         # counts into the same profile files under a lock, so the profile is the one run's.
-        jobs = max(1, min(len(roms), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+        jobs = max(1, min(len(roms), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
         print(f"training ALE's core on {len(roms)} ROMs for its profile-guided build ({jobs} processes)")
         trainers = [subprocess.Popen([str(Path(self.build_temp) / "ale_pgo_train"), str(PGO_FRAMES_PER_ROM),
                                       *roms[j::jobs]]) for j in range(jobs)]
@@ -188,10 +203,12 @@ def xla_ffi_include() -> str | None:
     return None
 
 
-def zlib_link_args() -> list:
-    """ALE reads ROMs with zlib. libz.so.1 is on every manylinux policy's list of system libraries, so
+def zlib_link_args(msvc: bool) -> list:
+    """ALE reads ROMs with zlib (see zlib_dirs). libz.so.1 is on every manylinux policy's list of system libraries, so
     auditwheel leaves it out of a wheel; SB3_ALE_VEC_STATIC_ZLIB=1 (the wheel command in the README)
     links a PIC libz.a into the extension instead, its symbols hidden, so the wheel needs no libz."""
+    if msvc:
+        return [*(f"/LIBPATH:{d}" for d in zlib_dirs()[1]), "zlib.lib"]
     if os.environ.get("SB3_ALE_VEC_STATIC_ZLIB", "0") == "0":
         return ["-lz"]
     return ["-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-Wl,--exclude-libs,libz.a"]
@@ -212,19 +229,19 @@ class BuildExt(build_ext):
         if not stamp.is_file() or stamp.read_text() != library:
             shutil.rmtree(Path(self.build_temp) / "native", ignore_errors=True)
             self.force = True
-        flags = [*(flag for d in clib.ale_include_dirs for flag in ("-isystem", d)), *sanitize_flags()]
+        msvc = is_msvc(clib.compiler)  # build_ext makes its own compiler only in super().run()
+        flags = [*native_flags.system_includes(clib.ale_include_dirs, msvc), *sanitize_flags()]
         for ext in self.extensions:
             if not ext.extra_objects:  # once, also if setuptools runs this command again
                 # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
-                ext.extra_compile_args += [*flags, *ENGINE_FLAGS]
+                ext.extra_compile_args += [*flags, *native_flags.engine_flags(msvc)]
                 ext.define_macros.append(("SB3_ALE_VEC_ALE_VERSION", f'"{ale_version()}"'))
                 xla_include = xla_ffi_include()
                 if xla_include:  # as a system header: -Wall -Wextra judge only our code
-                    ext.extra_compile_args += ["-isystem", xla_include]
+                    ext.extra_compile_args += native_flags.system_includes([xla_include], msvc)
                     ext.define_macros.append(("SB3_ALE_VEC_XLA_FFI", "1"))
-                # After ALE's core, which needs zlib. --exclude-libs: nothing of ALE's core (or a static
-                # zlib) is exported, so it can never bind to ale-py's own ALE loaded in the same process.
-                ext.extra_link_args += [*sanitize_flags(), *zlib_link_args(), "-Wl,--exclude-libs,ALL"]
+                # After ALE's core, which needs zlib; nothing of ALE's core (or a static zlib) exported.
+                ext.extra_link_args += [*sanitize_flags(), *zlib_link_args(msvc), *native_flags.hide_static_libs()]
             ext.extra_objects = [library]
         super().run()
         stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,11 @@ def sanitize_flags() -> list:
     return native_flags.SANITIZERS[kind]
 
 
+def core_sanitize_flags() -> list:
+    sanitize_flags()  # checks the name
+    return native_flags.CORE_SANITIZERS[os.environ.get("SB3_ALE_VEC_SANITIZE", "")]
+
+
 def is_msvc(compiler) -> bool:
     return compiler.compiler_type == "msvc"
 
@@ -111,7 +116,7 @@ class BuildClib(build_clib):
         if sanitize_flags() and is_msvc(self.compiler):
             raise SetupError("SB3_ALE_VEC_SANITIZE needs GCC or Clang")
         self.ale_include_dirs = [str(src), str(generated), *zlib_dirs()[0]]
-        flags = [*native_flags.core_flags(is_msvc(self.compiler)), *sanitize_flags()]
+        flags = [*native_flags.core_flags(is_msvc(self.compiler)), *core_sanitize_flags()]
         cxx = getattr(self.compiler, "compiler_cxx", None) or [getattr(self.compiler, "cc", "cl.exe")]  # MSVC: cl
         version_text = compiler_version(cxx)
         roms = training_roms()

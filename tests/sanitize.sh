@@ -26,7 +26,7 @@ run() {  # run KIND PRELOAD PYTEST-ARGS...
   bash "$dir/tests/native/run.sh" "$kind"
   echo "== testing the $kind build (the C++ tests took $((SECONDS - start)) s)"
   start=$SECONDS
-  (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider "$@")
+  (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup "$@")
   echo "== the $kind build's Python tests took $((SECONDS - start)) s"
   rm -rf "$dir"
 }

@@ -28,6 +28,8 @@ import sys
 import time
 
 SERVE = os.path.abspath(__file__)  # run by path: an --old tree's package has no such module
+# Runs SERVE by path without putting its folder first on sys.path (`python -P`, which 3.10 lacks).
+RUN_BY_PATH = ["-c", "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"]
 
 
 def _gap(loop: str):
@@ -115,10 +117,12 @@ def measure(game: str, n: int, threads: int, loop: str, peers: list[str], rounds
     from sb3_ale_vec.bench.main import Server  # its children answer as peers.serve's do
 
     Server.old_tree = old
-    children = [Server(p, game, n, threads, script=["-P", SERVE, "serve", loop]) for p in peers]
+    children = [Server(p, game, n, threads, script=[*RUN_BY_PATH, SERVE, "serve", loop]) for p in peers]
     runs: dict[str, list[dict]] = {p: [] for p in peers}
     try:
         live = [c for c in children if c.ready()]
+        if not live:
+            raise SystemExit(f"no peer of {peers} started (each one's error is above)")
         for r in range(rounds):
             for c in live[r % len(live):] + live[:r % len(live)]:  # a different peer first each round
                 result = c.run(steps, 0.0)

@@ -1,13 +1,6 @@
 #include "core/background.hpp"
 
-#include <pthread.h>
-#include <sched.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -15,29 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/platform.hpp"
 #include "core/thread_pool.hpp"
 
 namespace sb3ale {
 
 namespace {
-
-// Lowers the calling thread to the lowest priority that still dies promptly; false where this platform
-// has no such thing. On Linux SCHED_BATCH at nice 19: it never preempts a thread that wakes, and takes
-// 15/1024 of a core against an ordinary thread. Not SCHED_IDLE: a thread at it may wait seconds for a
-// busy core even to exit, and the process's exit waits for every thread (4-9 s, four busy processes on
-// 2 cores; 0.1-0.3 s at nice 19). Neither can be undone without privilege: it is set once per thread.
-bool lower_to_idle() {
-#if defined(__linux__)
-  sched_param param{};
-  param.sched_priority = 0;
-  const bool batch = pthread_setschedparam(pthread_self(), SCHED_BATCH, &param) == 0;
-  return setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19) == 0 && batch;
-#elif defined(__APPLE__)
-  return pthread_set_qos_class_self_np(QOS_CLASS_BACKGROUND, 0) == 0;
-#else
-  return false;
-#endif
-}
 
 // How long an idle thread sleeps before it looks at `stop` again: a stop set between its look and its
 // sleep (the engine sets it without the lock) is seen this late at most.
@@ -48,22 +24,11 @@ constexpr auto kRecheck = std::chrono::milliseconds(100);
 // starts with none (the parent's threads do not exist there).
 std::mutex registry_mutex;
 std::vector<std::weak_ptr<void>>* registry = new std::vector<std::weak_ptr<void>>;  // never destroyed
-const int registry_at_fork = pthread_atfork([] { registry_mutex.lock(); }, [] { registry_mutex.unlock(); },
-                                            [] {
-                                              registry->clear();
-                                              registry_mutex.unlock();
-                                            });
-
-// Whether the thread `tid` of this process still exists: it is gone once the kernel has released it,
-// which comes after it let go of the address space (exit_mm, then exit_notify).
-bool thread_exists(long tid) {
-#if defined(__linux__)
-  return !(syscall(SYS_tgkill, getpid(), tid, 0) == -1 && errno == ESRCH);
-#else
-  (void)tid;
-  return false;
-#endif
-}
+const int registry_at_fork = platform::at_fork([] { registry_mutex.lock(); }, [] { registry_mutex.unlock(); },
+                                              [] {
+                                                registry->clear();
+                                                registry_mutex.unlock();
+                                              });
 
 }  // namespace
 
@@ -72,12 +37,12 @@ Background::Background(int num_threads, int affinity_offset) : shared_(std::make
   for (int t = 0; t < num_threads; ++t) {
     try {
       std::thread thread([shared = shared_, t] {
-#if defined(__linux__)
-        shared->tids[static_cast<size_t>(t)].store(static_cast<long>(syscall(SYS_gettid)));
-        pthread_setname_np(pthread_self(), "sb3ale-idle");  // as tests and top see it
-#endif
-        if (!lower_to_idle()) shared->idle_priority.store(false);
+        std::atomic<std::int64_t>& mark = shared->marks[static_cast<size_t>(t)];
+        mark.store(platform::mark_this_thread());
+        platform::name_this_thread("sb3ale-idle");  // as tests and top see it
+        if (!platform::lower_to_idle()) shared->idle_priority.store(false);
         work(shared);
+        mark.store(platform::mark_ended(mark.load()));  // the last thing it does (`shared` outlives it)
       });
       pin_thread(thread, cpus, affinity_offset, t);
       thread.detach();
@@ -118,9 +83,12 @@ void Background::stop_all() {
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kExitGraceMs);
   for (const auto& shared : all) {
-    for (const auto& tid : shared->tids) {
-      const long id = tid.load();
-      while (id > 0 && thread_exists(id) && std::chrono::steady_clock::now() < deadline) {
+    for (const auto& mark : shared->marks) {
+      const auto running = [&mark] {  // 0: not started yet (it finds `stop` set as it starts)
+        const std::int64_t m = mark.load();
+        return m != 0 && !platform::thread_ended(m);
+      };
+      while (running() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     }

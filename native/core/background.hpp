@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -17,7 +18,8 @@
 namespace sb3ale {
 
 /// `num_threads` detached threads that run the queued jobs, at the lowest priority: Linux's SCHED_BATCH
-/// at nice 19 (see lower_to_idle), the background QoS class on macOS, and the normal priority elsewhere.
+/// at nice 19, the background QoS class on macOS, idle priority on Windows (see platform::lower_to_idle),
+/// and the normal priority elsewhere.
 class Background {
  public:
   /// `affinity_offset` >= 0 pins thread t as ThreadPool pins worker t (the same CPUs, no others).
@@ -47,8 +49,8 @@ class Background {
 
  private:
   struct Shared {  // owned by the engine's Background and by each thread, whichever ends last
-    explicit Shared(int num_threads) : tids(static_cast<size_t>(num_threads)) {}
-    std::vector<std::atomic<long>> tids;  // each thread's kernel id once it runs (0: not yet)
+    explicit Shared(int num_threads) : marks(static_cast<size_t>(num_threads)) {}
+    std::vector<std::atomic<std::int64_t>> marks;  // each thread's platform::mark_this_thread() (0: not yet)
     std::mutex mutex;
     std::condition_variable ready;
     std::deque<std::shared_ptr<ResetJob>> queue;

@@ -1,12 +1,15 @@
 #include "core/thread_pool.hpp"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+
+#include "core/platform.hpp"
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
 
 namespace sb3ale {
 
@@ -26,6 +29,12 @@ void spin_until(std::chrono::microseconds budget, Ready ready) {
   while (!ready() && std::chrono::steady_clock::now() < until) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");  // Apple silicon's (and every ARMv8's) hint of a spin-wait loop
+#elif defined(_M_X64) || defined(_M_IX86)
+    _mm_pause();  // MSVC's name of x86's pause
+#elif defined(_M_ARM64)
+    __yield();
 #endif
   }
 }
@@ -38,27 +47,10 @@ int ThreadPool::current_thread() { return this_thread_index; }
 
 void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_offset, int t) {
   if (affinity_offset < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()], &set);
-  pthread_setaffinity_np(thread.native_handle(), sizeof set, &set);
+  (void)platform::pin_thread(thread, cpus[static_cast<size_t>(affinity_offset + t) % cpus.size()]);
 }
 
-std::vector<int> allowed_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
-  if (cpus.empty()) {  // no mask to read: every CPU the machine has
-    const int n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    for (int c = 0; c < n; ++c) cpus.push_back(c);
-  }
-  return cpus;
-}
+std::vector<int> allowed_cpus() { return platform::allowed_cpus(); }
 
 ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task,
                        std::function<bool()> idle)
@@ -68,9 +60,7 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
     try {
       workers_.emplace_back([this, t] {
         this_thread_index = t + 1;
-#if defined(__linux__)
-        pthread_setname_np(pthread_self(), "sb3ale-worker");
-#endif
+        platform::name_this_thread("sb3ale-worker");
         work();
       });
     } catch (const std::system_error& e) {

@@ -15,11 +15,12 @@ namespace sb3ale {
 
 /// The CPUs this process may run on (its affinity mask: what Ray, Kubernetes or Slurm gave it),
 /// in increasing order; never empty. hardware_concurrency() counts the machine's, which is wrong
-/// in a container or a shard that holds a few of a node's cores.
+/// in a container or a shard that holds a few of a node's cores; it is the fallback where no mask
+/// can be read (macOS: see platform::allowed_cpus).
 std::vector<int> allowed_cpus();
 
 /// `affinity_offset` >= 0 pins the t-th thread of a pool to the ((affinity_offset + t) mod n)-th of
-/// `cpus` (allowed_cpus()); < 0 leaves it as it is.
+/// `cpus` (allowed_cpus()); < 0 leaves it as it is. Best effort: macOS cannot pin (platform::pin_thread).
 void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_offset, int t);
 
 /// `num_threads` threads pop indices from a queue and run task(index): num_threads - 1 workers,

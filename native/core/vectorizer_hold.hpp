@@ -3,14 +3,13 @@
 // a call is inside carried out when it leaves, and a closed engine an error, never a freed one.
 #pragma once
 
-#include <sys/types.h>
-#include <unistd.h>
-
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
 
+#include "core/platform.hpp"
 #include "core/vectorizer.hpp"
 
 namespace sb3ale {
@@ -22,7 +21,7 @@ struct EngineBusy : std::runtime_error {
 
 class VectorizerHold {
  public:
-  explicit VectorizerHold(std::unique_ptr<Vectorizer> vec) : vec_(std::move(vec)), pid_(getpid()) {}
+  explicit VectorizerHold(std::unique_ptr<Vectorizer> vec) : vec_(std::move(vec)), pid_(platform::process_id()) {}
   ~VectorizerHold() {
     if (forked()) (void)vec_.release();  // its threads are the parent's: nothing of it may run here
   }
@@ -73,7 +72,7 @@ class VectorizerHold {
   }
   /// Whether this process is a fork of the one that built the engine (checked before any lock: one
   /// may have been held by a thread that does not exist here).
-  bool forked() const { return getpid() != pid_; }
+  bool forked() const { return platform::process_id() != pid_; }
 
  private:
   Vectorizer& enter() {
@@ -111,7 +110,7 @@ class VectorizerHold {
 
   mutable std::mutex mutex_;
   std::unique_ptr<Vectorizer> vec_;
-  const pid_t pid_;
+  const std::int64_t pid_;  // never differs on Windows, which has no fork
   bool inside_ = false;
   bool closing_ = false;
   bool gone_ = false;

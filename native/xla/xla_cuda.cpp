@@ -1,12 +1,23 @@
 // The CUDA targets of sb3_ale_vec.xla: the CPU targets staged through host memory on XLA's stream
-// (xla_stage.hpp). The copies use the CUDA driver API, found at run time in libcuda.so.1 (which a
-// CUDA jax has loaded already): the build needs no CUDA toolkit and the wheel depends on nothing
-// of CUDA. The stream XLA hands a target is a cudaStream_t, which is the driver's CUstream.
+// (xla_stage.hpp). The copies use the CUDA driver API, found at run time in libcuda.so.1 (nvcuda.dll
+// on Windows), which a CUDA jax has loaded already: the build needs no CUDA toolkit and the wheel
+// depends on nothing of CUDA. The stream XLA hands a target is a cudaStream_t, which is the
+// driver's CUstream.
 #include "xla/xla_ffi.hpp"
 
 #ifdef SB3_ALE_VEC_XLA_FFI
 
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #include <mutex>
 #include <string>
@@ -28,19 +39,45 @@ struct Driver {
   std::string error;  // why the driver could not be loaded
 };
 
+// The driver's library: libcuda.so.1 (Linux), nvcuda.dll (Windows); nullptr, and `error` set, where
+// it cannot be loaded.
+#if defined(_WIN32)
+constexpr const char* kDriverLibrary = "nvcuda.dll";
+void* open_driver(std::string& error) {
+  const HMODULE library = LoadLibraryA(kDriverLibrary);
+  if (library == nullptr) error = "error " + std::to_string(GetLastError());
+  return reinterpret_cast<void*>(library);
+}
+void* driver_symbol(void* library, const char* symbol) {
+  return reinterpret_cast<void*>(GetProcAddress(static_cast<HMODULE>(library), symbol));
+}
+#else
+constexpr const char* kDriverLibrary = "libcuda.so.1";
+void* open_driver(std::string& error) {
+  void* library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    error = why != nullptr ? why : "unknown error";
+  }
+  return library;
+}
+void* driver_symbol(void* library, const char* symbol) { return dlsym(library, symbol); }
+#endif
+
 template <typename F>
 void find(void* library, const char* symbol, F& out, std::string& error) {
-  out = reinterpret_cast<F>(dlsym(library, symbol));
-  if (out == nullptr && error.empty()) error = std::string("libcuda.so.1 has no ") + symbol;
+  out = reinterpret_cast<F>(driver_symbol(library, symbol));
+  if (out == nullptr && error.empty()) error = std::string(kDriverLibrary) + " has no " + symbol;
 }
 
 const Driver& driver() {
   static Driver d;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    void* library = open_driver(why);
     if (library == nullptr) {
-      d.error = std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") + dlerror();
+      d.error = std::string("the CUDA driver (") + kDriverLibrary + ") could not be loaded: " + why;
       return;
     }
     find(library, "cuMemcpyDtoHAsync_v2", d.to_host, d.error);

@@ -3,8 +3,6 @@
 // every env is written there by the workers themselves).
 #include "xla/xla_ffi.hpp"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -16,6 +14,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "core/platform.hpp"
 
 #ifdef SB3_ALE_VEC_XLA_FFI
 #include "xla/ffi/api/ffi.h"
@@ -32,8 +32,8 @@ uint64_t next_handle = 1;  // 0 is never a handle: an all-zero buffer is an obvi
 
 // The registry's lock is consistent in a forked child: held across fork() by the forking thread (only
 // ordinary threads take it, briefly), so no other thread's hold is copied into the child locked.
-const int registry_at_fork = pthread_atfork([] { registry_mutex.lock(); }, [] { registry_mutex.unlock(); },
-                                            [] { registry_mutex.unlock(); });
+const int registry_at_fork = platform::at_fork([] { registry_mutex.lock(); }, [] { registry_mutex.unlock(); },
+                                              [] { registry_mutex.unlock(); });
 
 std::shared_ptr<VectorizerHold> find(uint64_t handle) {
   std::lock_guard<std::mutex> lock(registry_mutex);

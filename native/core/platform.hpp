@@ -1,0 +1,52 @@
+// Every call the engine makes to the operating system (threads' priority, affinity and names, the
+// process's id, fork), one branch per system in platform.cpp: Linux (what the engine was built and
+// measured on), macOS, Windows. The rest of the engine makes no OS call and includes no OS header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sb3ale::platform {
+
+/// Lowers the calling thread, for good, to the lowest priority at which it still ends promptly once
+/// told to; false where the system refused or has none. Linux: SCHED_BATCH at nice 19; macOS: the
+/// background QoS class; Windows: THREAD_PRIORITY_IDLE.
+bool lower_to_idle();
+
+/// Names the calling thread as debuggers, top and the tests see it (at most 15 characters: Linux's
+/// limit). Best effort: nothing happens where the system cannot.
+void name_this_thread(const char* name);
+
+/// The calling thread's name, "" where it cannot be read (for the tests).
+std::string this_thread_name();
+
+/// The CPUs this process may run on (its affinity mask: what Ray, Kubernetes or Slurm gave it), in
+/// increasing order; never empty. Where there is no mask to read (macOS, or a Windows process spread
+/// over processor groups): 0 .. hardware_concurrency() - 1.
+std::vector<int> allowed_cpus();
+
+/// Pins `thread` to the CPU `cpu` (one of allowed_cpus()); false where it was not pinned. macOS has
+/// no way to pin a thread (its affinity tags are hints, and ignored on Apple silicon): always false.
+bool pin_thread(std::thread& thread, int cpu);
+
+/// This process's id: a forked child's differs from its parent's. Windows has no fork.
+std::int64_t process_id();
+
+/// pthread_atfork where the system forks (Linux, macOS), nothing on Windows; returns its result (0:
+/// registered or nothing to register), so that a namespace-scope constant can register at load.
+int at_fork(void (*prepare)(), void (*parent)(), void (*child)());
+
+/// How another thread tells that a (detached) thread has ended. A thread stores mark_this_thread()
+/// as it starts and mark_ended() of it as the last thing it does; thread_ended() of the value stored
+/// says whether it has ended. On Linux the mark is the kernel's thread id, which the kernel releases
+/// only after the thread let go of the address space: exact. Elsewhere no call is sound for a
+/// detached thread (pthread_kill on one that ended is undefined, a Windows thread id is reused), so
+/// the thread's own last store is the sign: it has nothing of ours left to run, only the C library's
+/// and the system's thread exit.
+std::int64_t mark_this_thread();
+std::int64_t mark_ended(std::int64_t mark);
+bool thread_ended(std::int64_t mark);
+
+}  // namespace sb3ale::platform

@@ -1,0 +1,98 @@
+// The platform layer (native/core/platform.*), on whichever system this runs: each call does what the
+// engine relies on, or its documented nothing where the system has no such thing.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/background.hpp"
+#include "core/platform.hpp"
+#include "check.hpp"
+
+namespace platform = sb3ale::platform;
+
+namespace {
+
+// The systems with a branch of their own in platform.cpp: each of their calls must work there.
+#if defined(__linux__) || defined(__APPLE__) || defined(_WIN32)
+constexpr bool kKnownSystem = true;
+#else
+constexpr bool kKnownSystem = false;
+#endif
+#if defined(__linux__) || defined(_WIN32)
+constexpr bool kCanPin = true;
+#else
+constexpr bool kCanPin = false;  // macOS has no affinity API
+#endif
+
+}  // namespace
+
+TEST(allowed_cpus_are_distinct_increasing_and_never_empty) {
+  const std::vector<int> cpus = platform::allowed_cpus();
+  CHECK(!cpus.empty());
+  CHECK(std::is_sorted(cpus.begin(), cpus.end()));
+  CHECK(std::adjacent_find(cpus.begin(), cpus.end()) == cpus.end());
+  CHECK(cpus.front() >= 0);
+  std::printf("     allowed cpus: %zu (hardware_concurrency %u)\n", cpus.size(), std::thread::hardware_concurrency());
+}
+
+TEST(a_thread_is_named_lowered_and_pinned) {
+  bool lowered = false;
+  std::string name;
+  std::atomic<bool> release{false};
+  std::thread thread([&] {
+    platform::name_this_thread("sb3ale-test");
+    name = platform::this_thread_name();
+    lowered = platform::lower_to_idle();
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // alive while pinned
+  });
+  const bool pinned = platform::pin_thread(thread, platform::allowed_cpus().back());
+  release.store(true);
+  thread.join();
+  if (kKnownSystem) {
+    CHECK(name == "sb3ale-test");
+    CHECK(lowered);
+  }
+  CHECK(pinned == kCanPin);
+}
+
+TEST(the_process_id_is_the_same_on_every_thread) {
+  const std::int64_t id = platform::process_id();
+  std::int64_t on_thread = 0;
+  std::thread([&] { on_thread = platform::process_id(); }).join();
+  CHECK(id > 0);
+  CHECK(on_thread == id);
+}
+
+TEST(a_thread_that_ended_is_seen_ended_and_a_running_one_is_not) {
+  std::int64_t started = 0, ended = 0;
+  std::thread thread([&] {
+    started = platform::mark_this_thread();
+    ended = platform::mark_ended(started);
+  });
+  thread.join();
+  CHECK(started != 0);
+  CHECK(ended != 0);
+  CHECK(!platform::thread_ended(platform::mark_this_thread()));  // this thread runs
+  // Linux's kernel releases a joined thread's id moments after the join returns.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!platform::thread_ended(ended) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(platform::thread_ended(ended));
+}
+
+TEST(the_exit_wait_for_idle_threads_is_bounded) {
+  // Pinned idle threads (affinity 0), destroyed, then the interpreter exit's wait: it returns once
+  // they are gone, and never later than its grace (plus a loaded machine's scheduling).
+  { sb3ale::Background background(2, 0); }
+  const auto start = std::chrono::steady_clock::now();
+  sb3ale::Background::stop_all();
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took < std::chrono::milliseconds(sb3ale::Background::kExitGraceMs + 200));
+  std::printf("     stop_all took %.1f ms\n", std::chrono::duration<double, std::milli>(took).count());
+}

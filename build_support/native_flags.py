@@ -27,10 +27,11 @@ ENGINE_FLAGS_MSVC = ["/O2", "/W4", "/fp:precise", "/EHsc", "/external:W0"]
 def core_flags(msvc: bool, platform: str = sys.platform) -> list:
     """ALE's core: optimised, its warnings off (not our code). -g0: Python's CFLAGS add -g. No LTO:
     across ALE's own files it measured slower than without."""
-    if msvc:
-        return ["/std:c++17", "/O2", "/w", "/EHsc"]
+    if msvc:  # WIN32: ALE's sources test it (its own build defines it), MSVC defines only _WIN32
+        return ["/std:c++17", "/O2", "/w", "/EHsc", "/DWIN32"]
     hidden = ["-fvisibility=hidden"] if platform == "darwin" else []  # Apple's ld: no --exclude-libs
-    return ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *hidden]
+    windows = ["-DWIN32"] if platform == "win32" else []  # MinGW
+    return ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *hidden, *windows]
 
 
 def engine_flags(msvc: bool) -> list:

@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_AMD64))
+#include <cstdint>
+
+#if defined(_MSC_VER)
 #include <intrin.h>
 #endif
 
@@ -42,6 +44,26 @@
 #endif
 
 namespace sb3ale {
+
+/// The index of the lowest set bit of a nonzero mask (the vector paths' byte masks).
+inline int lowest_bit(uint32_t mask) {
+#if defined(_MSC_VER) && !defined(__clang__)
+  unsigned long index;
+  _BitScanForward(&index, mask);
+  return static_cast<int>(index);
+#else
+  return __builtin_ctz(mask);
+#endif
+}
+inline int lowest_bit(uint64_t mask) {
+#if defined(_MSC_VER) && !defined(__clang__)
+  unsigned long index;
+  _BitScanForward64(&index, mask);
+  return static_cast<int>(index);
+#else
+  return __builtin_ctzll(mask);
+#endif
+}
 
 /// Levels; within a family (x86: sse2 to avx512; ARM: neon) each includes the ones below it, and
 /// every level includes scalar. isa_has() compares them; never compare two Isa values with <.

@@ -41,26 +41,6 @@ void scalar_pairs(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, cons
 #define SB3ALE_KEEP(v) (void)0
 #endif
 
-/// The index of the lowest set bit of a nonzero mask.
-inline int lowest_bit(uint32_t mask) {
-#if defined(_MSC_VER) && !defined(__clang__)
-  unsigned long index;
-  _BitScanForward(&index, mask);
-  return static_cast<int>(index);
-#else
-  return __builtin_ctz(mask);
-#endif
-}
-inline int lowest_bit(uint64_t mask) {
-#if defined(_MSC_VER) && !defined(__clang__)
-  unsigned long index;
-  _BitScanForward64(&index, mask);
-  return static_cast<int>(index);
-#else
-  return __builtin_ctzll(mask);
-#endif
-}
-
 /// The even entries of `table` (parity 0) or its odd ones (1), as 8 rows of 16 for the shuffles:
 /// row k XORed with row k - 1, so that XORing rows 0..m gives row m (see Shuffle::half).
 struct HalfRows {
@@ -116,6 +96,18 @@ struct Shuffle128 {
     const V is_odd = _mm_cmpgt_epi8(_mm_setzero_si128(), _mm_slli_epi16(x, 7));
     return _mm_or_si128(_mm_and_si128(is_odd, half(odd, x)), _mm_andnot_si128(is_odd, half(even, x)));
   }
+  /// The kernels' steps (see shuffle_lookup): table[x] of the kWidth bytes at `in`, to `out`.
+  SB3ALE_TARGET("ssse3") void lookup_block(const V even_rows[8], const uint8_t* in, uint8_t* out) const {
+    const V x = load(in);
+    store(out, odd_bytes(x) == 0 ? half(even_rows, x) : with_odd(x));
+  }
+  /// lookup_block of a's bytes; returns the bits of the bytes where b's differ.
+  SB3ALE_TARGET("ssse3") uint32_t pairs_block(const V even_rows[8], const uint8_t* a, const uint8_t* b,
+                                              uint8_t* out) const {
+    const V x = load(a);
+    store(out, odd_bytes(x) == 0 ? half(even_rows, x) : with_odd(x));
+    return differ(x, load(b));
+  }
 };
 
 /// 32 bytes at a time (AVX2): the rows in both 128-bit lanes, as AVX2's shuffle stays within a lane.
@@ -154,25 +146,33 @@ struct Shuffle256 {
     if (odd_bytes(x) == 0xffffffffu) return half(odd, x);
     return _mm256_blendv_epi8(half(even, x), half(odd, x), _mm256_slli_epi16(x, 7));
   }
+  SB3ALE_TARGET("avx2") void lookup_block(const V even_rows[8], const uint8_t* in, uint8_t* out) const {
+    const V x = load(in);
+    store(out, odd_bytes(x) == 0 ? half(even_rows, x) : with_odd(x));
+  }
+  SB3ALE_TARGET("avx2") uint32_t pairs_block(const V even_rows[8], const uint8_t* a, const uint8_t* b,
+                                             uint8_t* out) const {
+    const V x = load(a);
+    store(out, odd_bytes(x) == 0 ? half(even_rows, x) : with_odd(x));
+    return differ(x, load(b));
+  }
 };
 
 // The kernels, once for both widths; `always_inline` so each is compiled with its caller's target
-// (which GCC's note on passing AVX vectors between functions of other targets does not see).
+// (which GCC's note on passing AVX vectors between functions of other targets does not see). No
+// vector crosses a call in them (the blocks take pointers): Clang refuses AVX vectors as arguments
+// of a function compiled without AVX, even one always inlined.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 template <typename S>
-SB3ALE_ALWAYS_INLINE void shuffle_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out,
-                                                          std::size_t n) {
+SB3ALE_ALWAYS_INLINE void shuffle_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, std::size_t n) {
   const S lookup(table);
   typename S::V even[8];  // in locals, which out's stores cannot alias, so they stay in registers
   for (int k = 0; k < 8; ++k) even[k] = lookup.even[k];
   std::size_t p = 0;
-  for (; p + S::kWidth <= n; p += S::kWidth) {
-    const typename S::V x = S::load(indices + p);
-    S::store(out + p, S::odd_bytes(x) == 0 ? S::half(even, x) : lookup.with_odd(x));
-  }
+  for (; p + S::kWidth <= n; p += S::kWidth) lookup.lookup_block(even, indices + p, out + p);
   scalar_lookup(indices + p, table, out + p, n - p);
 }
 
@@ -180,15 +180,13 @@ SB3ALE_ALWAYS_INLINE void shuffle_lookup(const uint8_t* indices, const uint8_t* 
 /// two frames, a few percent, one by one from the full table.
 template <typename S>
 SB3ALE_ALWAYS_INLINE void shuffle_pairs(const uint8_t* a, const uint8_t* b, const uint8_t* pairs,
-                                                         const uint8_t* diagonal, uint8_t* out, std::size_t n) {
+                                        const uint8_t* diagonal, uint8_t* out, std::size_t n) {
   const S lookup(diagonal);
   typename S::V even[8];
   for (int k = 0; k < 8; ++k) even[k] = lookup.even[k];
   std::size_t p = 0;
   for (; p + S::kWidth <= n; p += S::kWidth) {
-    const typename S::V x = S::load(a + p);
-    S::store(out + p, S::odd_bytes(x) == 0 ? S::half(even, x) : lookup.with_odd(x));
-    for (uint32_t changed = S::differ(x, S::load(b + p)); changed != 0; changed &= changed - 1) {
+    for (uint32_t changed = lookup.pairs_block(even, a + p, b + p, out + p); changed != 0; changed &= changed - 1) {
       const std::size_t q = p + static_cast<std::size_t>(lowest_bit(changed));
       out[q] = pairs[a[q] << 8 | b[q]];
     }

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "frames/isa.hpp"
+
 namespace sb3ale {
 namespace neon {
 
@@ -57,7 +59,7 @@ inline std::size_t pairs(const uint8_t* a, const uint8_t* b, const uint8_t* pair
     const uint8x8_t nibbles = vshrn_n_u16(vreinterpretq_u16_u8(vmvnq_u8(same)), 4);
     uint64_t changed = vget_lane_u64(vreinterpret_u64_u8(nibbles), 0) & 0x1111111111111111ull;
     for (; changed != 0; changed &= changed - 1) {
-      const std::size_t q = p + static_cast<std::size_t>(__builtin_ctzll(changed) >> 2);
+      const std::size_t q = p + static_cast<std::size_t>(lowest_bit(changed) >> 2);
       out[q] = pairs[a[q] << 8 | b[q]];
     }
   }

@@ -239,7 +239,8 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch, cons
       default: resize_rows::filter_rows<0>(block, x_src_.data(), x_w_.data(), taps_x_, n, out, simd);
     }
   }
-  // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row, in float; round at the end.
+  // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row (area_madd), in float; round
+  // at the end.
   for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
     if (need_dst && !need_dst[dy]) continue;
     for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) {
@@ -248,7 +249,7 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch, cons
       if (k == y_begin_[dy])
         for (int e = 0; e < n; ++e) sum[e] = beta * h[e];
       else
-        for (int e = 0; e < n; ++e) sum[e] += beta * h[e];
+        for (int e = 0; e < n; ++e) sum[e] = area_madd(sum[e], h[e], beta);
     }
     for (int e = 0; e < n; ++e) dst[e] = round_sat_u8(sum[e]);
   }

@@ -1,14 +1,16 @@
 // AreaResize's horizontal area pass on four source rows at a time (frame_ops.cpp's, included there
 // only): the rows interleaved as floats, then filtered, one row per vector lane. Vector paths: SSE2
 // on x86-64, NEON on AArch64; `simd` false (SB3_ALE_VEC_ISA=scalar) runs the plain C++ alone. Every
-// path does the same IEEE float multiplies and adds in the same order, so all give the same bytes:
-// the NEON sums are a multiply then an add, never a fused vfmaq/vmlaq (which round once).
+// path does the same IEEE float operations in the same order, so all give the same bytes: a multiply
+// for the first tap, then a multiply-add per further tap (area_madd: fused on AArch64 as OpenCV's
+// builds there, in every path; a multiply and an add elsewhere).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "frames/frame_ops.hpp"
 #include "frames/isa.hpp"
 
 #if SB3ALE_X86
@@ -29,6 +31,12 @@ constexpr int kRows = 4;  // source rows filtered together, one per lane
 // loads from scratch, may_alias loads from a float array.
 typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4), may_alias));
 inline Rows4 load_rows(const float* p) { return *reinterpret_cast<const Rows4*>(p); }
+/// acc + x * w lane by lane, as area_madd.
+inline Rows4 madd_rows(Rows4 acc, Rows4 x, float w) {
+  if (!kAreaFma) return acc + x * w;
+  for (int r = 0; r < kRows; ++r) acc[r] = std::fma(x[r], w, acc[r]);
+  return acc;
+}
 #else
 /// The same four lane-wise float ops for MSVC, which has no vector extension.
 struct Rows4 {
@@ -48,6 +56,10 @@ inline Rows4 load_rows(const float* p) {
   Rows4 rows;
   std::memcpy(rows.lane, p, sizeof rows.lane);
   return rows;
+}
+inline Rows4 madd_rows(Rows4 acc, const Rows4& x, float w) {
+  for (int r = 0; r < kRows; ++r) acc.lane[r] = area_madd(acc.lane[r], x.lane[r], w);
+  return acc;
 }
 #endif
 
@@ -110,7 +122,7 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
     const int32_t* i = idx + static_cast<std::size_t>(e) * taps;
     const float* v = w + static_cast<std::size_t>(e) * taps;
     Rows4 acc = load_rows(block + i[0] * kRows) * v[0];
-    for (int m = 1; m < taps; ++m) acc += load_rows(block + i[m] * kRows) * v[m];
+    for (int m = 1; m < taps; ++m) acc = madd_rows(acc, load_rows(block + i[m] * kRows), v[m]);
     return acc;
   };
   int e = 0;
@@ -126,12 +138,14 @@ void filter_rows(const float* block, const int32_t* idx, const float* w, int tap
     _mm_storeu_ps(out + 3 * n + e, c3);
   }
 #elif SB3ALE_NEON
-  // The sums in NEON registers as the scalar lanes: a multiply, then an add per further tap.
+  // The sums in NEON registers as the scalar lanes: a multiply, then a fused multiply-add per
+  // further tap (kAreaFma holds on every AArch64).
+  static_assert(kAreaFma, "OpenCV fuses on AArch64");
   const auto neon_sum = [&](int e) {
     const int32_t* i = idx + static_cast<std::size_t>(e) * taps;
     const float* v = w + static_cast<std::size_t>(e) * taps;
     float32x4_t acc = vmulq_n_f32(vld1q_f32(block + i[0] * kRows), v[0]);
-    for (int m = 1; m < taps; ++m) acc = vaddq_f32(acc, vmulq_n_f32(vld1q_f32(block + i[m] * kRows), v[m]));
+    for (int m = 1; m < taps; ++m) acc = vfmaq_n_f32(acc, vld1q_f32(block + i[m] * kRows), v[m]);
     return acc;
   };
   for (; simd && e + 4 <= n; e += 4) {

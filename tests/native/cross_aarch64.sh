@@ -58,12 +58,16 @@ engine_sources=(native/*.cpp native/core/*.cpp native/env/*.cpp native/frames/*.
   for s in "${engine_sources[@]}"; do
     o="$out/obj/${s%.cpp}.o"
     echo "ENGINE_OBJECTS += $o"
-    printf '%s: %s\n\t@mkdir -p %s\n\t$(CXX) %s -MMD -MP $(INCLUDES) -c $< -o $@\n-include %s\n' \
-      "$o" "$s" "$(dirname "$o")" "$flags" "${o%.o}.d"
+    printf '%s: %s %s\n\t@mkdir -p %s\n\t$(CXX) %s -MMD -MP $(INCLUDES) -c $< -o $@\n-include %s\n' \
+      "$o" "$s" "$out/engine-flags.txt" "$(dirname "$o")" "$flags" "${o%.o}.d"
   done
   # Static: the binary needs no arm64 libraries at run time, only qemu.
   printf '%s: $(ENGINE_OBJECTS) %s\n\t$(CXX) -static $^ -lz -pthread -o $@\n' "$out/native_tests" "$core"
 } > "$out/Makefile"
+# The engine's objects depend on their compiler and flags too: this file changes only with them.
+echo "$("$cxx" --version | head -n 1) $flags ${includes[*]}" > "$out/engine-flags.new"
+if cmp -s "$out/engine-flags.new" "$out/engine-flags.txt"; then rm "$out/engine-flags.new"
+else mv "$out/engine-flags.new" "$out/engine-flags.txt"; fi
 if [ -f "$core" ]; then echo "== ALE's core from the cache: $core"; else echo "== building ALE's core ($core_flags) into $core"; fi
 echo "== building $out/native_tests with $cxx ($flags)"
 make -s -j "$jobs" -f "$out/Makefile" "$out/native_tests"

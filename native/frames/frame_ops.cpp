@@ -8,20 +8,15 @@
 #include <stdexcept>
 #include <string>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "frames/resize_rows.hpp"
 
 namespace sb3ale {
 namespace {
 
 constexpr int kMaxSize = 65535;  // keeps fast-area column sums exact in float and indices in int
 constexpr int kCoefOne = 1 << 11;  // OpenCV's INTER_RESIZE_COEF_SCALE (8-bit bilinear weights)
-constexpr int kRows = 4;           // source rows filtered together, one per SIMD lane
+using resize_rows::kRows;          // source rows filtered together, one per SIMD lane (resize_rows.hpp)
 constexpr int kMaxRows = 8;        // ... and with AVX2 (resize_avx2.cpp): scratch is sized for it
-// GCC/Clang vector extension: lane-wise IEEE float ops (SSE2 on x86-64). aligned(4) permits
-// unaligned loads from scratch, may_alias loads from a float array.
-typedef float Rows4 __attribute__((vector_size(kRows * sizeof(float)), aligned(4), may_alias));
 
 /// OpenCV's saturate_cast<short>(float).
 inline int16_t round_sat_i16(float v) {
@@ -44,73 +39,6 @@ std::vector<AreaTap> area_taps(int ssize, int dsize, double scale) {
     if (f2 - s2 > 1e-3) tab.push_back({d, s2, static_cast<float>(std::min({f2 - s2, 1.0, cell}) / cell)});
   }
   return tab;
-}
-
-/// kRows source rows of `width` bytes, interleaved as floats: block[x * kRows + r] = s[r][x]. This
-/// transposition was half of the resize's time as scalar code; SSE2 does 16 columns at a time.
-void interleave_rows(const uint8_t* const s[kRows], int width, float* block, bool sse2) {
-  int x = 0;
-#if defined(__SSE2__)
-  static_assert(kRows == 4, "the SSE2 path interleaves 4 rows");
-  const __m128i zero = _mm_setzero_si128();
-  for (; sse2 && x + 16 <= width; x += 16) {
-    const auto load = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s[r] + x)); };
-    const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
-    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
-    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
-    // Each quad: 4 columns x 4 rows of bytes, column-major (a0 b0 c0 d0 a1 b1 ...).
-    const __m128i quads[4] = {_mm_unpacklo_epi16(ab_lo, cd_lo), _mm_unpackhi_epi16(ab_lo, cd_lo),
-                              _mm_unpacklo_epi16(ab_hi, cd_hi), _mm_unpackhi_epi16(ab_hi, cd_hi)};
-    float* out = block + static_cast<std::size_t>(x) * kRows;
-    for (const __m128i& q : quads) {
-      const __m128i lo = _mm_unpacklo_epi8(q, zero), hi = _mm_unpackhi_epi8(q, zero);
-      _mm_storeu_ps(out, _mm_cvtepi32_ps(_mm_unpacklo_epi16(lo, zero)));
-      _mm_storeu_ps(out + 4, _mm_cvtepi32_ps(_mm_unpackhi_epi16(lo, zero)));
-      _mm_storeu_ps(out + 8, _mm_cvtepi32_ps(_mm_unpacklo_epi16(hi, zero)));
-      _mm_storeu_ps(out + 12, _mm_cvtepi32_ps(_mm_unpackhi_epi16(hi, zero)));
-      out += 16;
-    }
-  }
-#else
-  (void)sse2;
-#endif
-  for (; x < width; ++x)
-    for (int r = 0; r < kRows; ++r) block[x * kRows + r] = s[r][x];
-}
-
-/// Horizontal area filter of kRows source rows interleaved in `block` (value x of row r at
-/// block[x * kRows + r]): lane r is OpenCV's per-row float sum of S[idx] * w in table order, stored
-/// to out[r * n + e]. kTaps > 0 fixes the tap count at compile time so the loop unrolls. Four
-/// elements are summed at a time and transposed, so that each row's four sums store at once.
-template <int kTaps>
-void filter_rows(const float* block, const int32_t* idx, const float* w, int taps, int n, float* out, bool sse2) {
-  if (kTaps) taps = kTaps;
-  const auto sum = [&](int e) {
-    const int32_t* i = idx + static_cast<std::size_t>(e) * taps;
-    const float* v = w + static_cast<std::size_t>(e) * taps;
-    Rows4 acc = *reinterpret_cast<const Rows4*>(block + i[0] * kRows) * v[0];
-    for (int m = 1; m < taps; ++m) acc += *reinterpret_cast<const Rows4*>(block + i[m] * kRows) * v[m];
-    return acc;
-  };
-  int e = 0;
-#if defined(__SSE2__)
-  for (; sse2 && e + 4 <= n; e += 4) {
-    const Rows4 s0 = sum(e), s1 = sum(e + 1), s2 = sum(e + 2), s3 = sum(e + 3);
-    __m128 c0 = _mm_loadu_ps(reinterpret_cast<const float*>(&s0)), c1 = _mm_loadu_ps(reinterpret_cast<const float*>(&s1));
-    __m128 c2 = _mm_loadu_ps(reinterpret_cast<const float*>(&s2)), c3 = _mm_loadu_ps(reinterpret_cast<const float*>(&s3));
-    _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // now c_r holds row r's sums of elements e..e+3
-    _mm_storeu_ps(out + e, c0);
-    _mm_storeu_ps(out + n + e, c1);
-    _mm_storeu_ps(out + 2 * n + e, c2);
-    _mm_storeu_ps(out + 3 * n + e, c3);
-  }
-#else
-  (void)sse2;
-#endif
-  for (; e < n; ++e) {
-    const Rows4 acc = sum(e);
-    for (int r = 0; r < kRows; ++r) out[r * n + e] = acc[r];
-  }
 }
 
 }  // namespace
@@ -289,29 +217,30 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch, cons
   float* sum = hsum + padded_h * n;  // n vertical sums
   float* block = sum + n;           // kRows (or kMaxRows) source rows as float, interleaved
 #if SB3ALE_AREA_AVX2
-  if (isa_ >= Isa::kAvx2) {  // the same float operations, eight rows or elements at a time (1.3-1.5x faster)
+  if (isa_has(isa_, Isa::kAvx2)) {  // the same float operations, eight rows or elements at a time (1.3-1.5x faster)
     area_horizontal_avx2(src, src_h_, row, x_src_.data(), x_w_.data(), taps_x_, n, block, hsum, need_src);
     area_vertical_avx2(hsum, n, dst_h_, y_begin_.data(), y_row_.data(), y_w_.data(), dst, need_dst);
     return;
   }
 #endif
   // Horizontal pass over every source row, kRows at a time (the last block repeats the last row).
-  const bool sse2 = isa_ >= Isa::kSse2;
+  const bool simd = isa_ != Isa::kScalar;  // SSE2 or NEON, whichever this CPU's family has
   for (int y0 = 0; y0 < src_h_; y0 += kRows) {
     if (need_src && std::none_of(need_src + y0, need_src + std::min(y0 + kRows, src_h_), [](uint8_t f) { return f; }))
       continue;
     const uint8_t* s[kRows];
     for (int r = 0; r < kRows; ++r) s[r] = src + static_cast<std::size_t>(std::min(y0 + r, src_h_ - 1)) * row;
-    interleave_rows(s, row, block, sse2);
+    resize_rows::interleave_rows(s, row, block, simd);
     float* out = hsum + static_cast<std::size_t>(y0) * n;
     switch (taps_x_) {
-      case 2: filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out, sse2); break;
-      case 3: filter_rows<3>(block, x_src_.data(), x_w_.data(), 3, n, out, sse2); break;
-      case 4: filter_rows<4>(block, x_src_.data(), x_w_.data(), 4, n, out, sse2); break;
-      default: filter_rows<0>(block, x_src_.data(), x_w_.data(), taps_x_, n, out, sse2);
+      case 2: resize_rows::filter_rows<2>(block, x_src_.data(), x_w_.data(), 2, n, out, simd); break;
+      case 3: resize_rows::filter_rows<3>(block, x_src_.data(), x_w_.data(), 3, n, out, simd); break;
+      case 4: resize_rows::filter_rows<4>(block, x_src_.data(), x_w_.data(), 4, n, out, simd); break;
+      default: resize_rows::filter_rows<0>(block, x_src_.data(), x_w_.data(), taps_x_, n, out, simd);
     }
   }
-  // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row, in float; round at the end.
+  // Vertical pass as OpenCV: sum = beta * row, then sum += beta * row (area_madd), in float; round
+  // at the end.
   for (int dy = 0; dy < dst_h_; ++dy, dst += n) {
     if (need_dst && !need_dst[dy]) continue;
     for (int k = y_begin_[dy]; k < y_begin_[dy + 1]; ++k) {
@@ -320,7 +249,7 @@ void AreaResize::run_area(const uint8_t* src, uint8_t* dst, float* scratch, cons
       if (k == y_begin_[dy])
         for (int e = 0; e < n; ++e) sum[e] = beta * h[e];
       else
-        for (int e = 0; e < n; ++e) sum[e] += beta * h[e];
+        for (int e = 0; e < n; ++e) sum[e] = area_madd(sum[e], h[e], beta);
     }
     for (int e = 0; e < n; ++e) dst[e] = round_sat_u8(sum[e]);
   }

@@ -1,9 +1,12 @@
 // Pure image operations reproducing SB3's WarpFrame preprocessing bit for bit:
 // cv2.cvtColor(RGB2GRAY) and cv2.resize(..., interpolation=cv2.INTER_AREA) on uint8 images.
 // Exactness needs IEEE float as written: build with -ffp-contract=off (FMA contraction changes
-// rounding; checked to break it with -march=native) and without -ffast-math.
+// rounding; checked to break it with -march=native) and without -ffast-math. The one exception is
+// explicit: OpenCV's AArch64 builds fuse the area pass's multiply-adds, so the engine does there too
+// (area_madd).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -38,6 +41,20 @@ inline uint8_t round_sat_u8(float v) {
   const int r = static_cast<int>((v + kRoundToInt) - kRoundToInt);
   return static_cast<uint8_t>(r < 0 ? 0 : (r > 255 ? 255 : r));
 }
+
+/// Whether OpenCV's INTER_AREA float pass fuses its multiply-adds (one rounding) on this CPU: on
+/// AArch64 it does, in both passes (its NEON v_muladd, and compilers contract its scalar loop): the
+/// cv2 wheel and ale-py's own OpenCV, measured under qemu, differ from x86-64's in 123 of 472
+/// downscales, and equal a fused computation in all. x86-64's OpenCV computes this code with SSE,
+/// which has no FMA. Other CPUs: not measured, left unfused.
+#if defined(__aarch64__) || defined(_M_ARM64)
+constexpr bool kAreaFma = true;
+#else
+constexpr bool kAreaFma = false;
+#endif
+
+/// acc + x * w as OpenCV's area pass adds each term after the first: fused where kAreaFma.
+inline float area_madd(float acc, float x, float w) { return kAreaFma ? std::fma(x, w, acc) : acc + x * w; }
 
 /// a = max(a, b) element-wise: the max-pool of two frames (numpy.maximum(a, b, out=a)).
 inline void max_in_place(uint8_t* a, const uint8_t* b, std::size_t n) {

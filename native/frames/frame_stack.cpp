@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
-#if defined(__SSE2__)
+#if SB3ALE_X86
 #include <emmintrin.h>
+#endif
+#if SB3ALE_NEON
+#include <arm_neon.h>
 #endif
 
 namespace sb3ale {
@@ -12,11 +15,12 @@ namespace sb3ale {
 namespace {
 
 /// Channels-last stack of four gray frames (VecFrameStack's memory): out[4p + j] = frame j's pixel p.
-/// SSE2 interleaves 16 pixels of the four frames per iteration; the tail and other CPUs go byte by byte.
-void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out, bool sse2) {
+/// SSE2 or NEON interleave 16 pixels of the four frames per iteration; the tail and other CPUs go
+/// byte by byte.
+void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out, bool simd) {
   size_t p = 0;
-#if defined(__SSE2__)
-  for (; sse2 && p + 16 <= pixels; p += 16) {
+#if SB3ALE_X86
+  for (; simd && p + 16 <= pixels; p += 16) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + p));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + p));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + p));
@@ -29,8 +33,13 @@ void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out, bool ss
     _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
     _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
   }
+#elif SB3ALE_NEON
+  for (; simd && p + 16 <= pixels; p += 16) {  // ST4 stores four vectors interleaved byte by byte
+    const uint8x16x4_t frames = {{vld1q_u8(src[0] + p), vld1q_u8(src[1] + p), vld1q_u8(src[2] + p), vld1q_u8(src[3] + p)}};
+    vst4q_u8(out + 4 * p, frames);
+  }
 #else
-  (void)sse2;
+  (void)simd;
 #endif
   for (; p < pixels; ++p) {
     for (int j = 0; j < 4; ++j) out[4 * p + static_cast<size_t>(j)] = src[j][p];
@@ -39,7 +48,7 @@ void interleave4(const uint8_t* const* src, size_t pixels, uint8_t* out, bool ss
 
 }  // namespace
 
-FrameStack::FrameStack(const EnvConfig& config)
+FrameStack::FrameStack(const EnvConfig& config, Isa isa)
     : stack_(config.stack_num),
       channels_(config.channels()),
       pixels_(static_cast<size_t>(config.img_height) * config.img_width),
@@ -49,7 +58,7 @@ FrameStack::FrameStack(const EnvConfig& config)
       layout_(config.obs_type == ObsType::kProcessed ? config.layout : Layout::kFrames),
       pad_with_reset_(config.pad_with_reset),
       frames_(static_cast<size_t>(config.obs_size()), 0),
-      sse2_(process_isa() >= Isa::kSse2) {}
+      simd_(usable_isa(isa) != Isa::kScalar) {}
 
 void FrameStack::restart(const uint8_t* frame) {
   if (pad_with_reset_) {
@@ -73,7 +82,7 @@ void FrameStack::write(uint8_t* out) const {
     for (int j = 0; j < stack_; ++j) std::memcpy(out + j * frame_size_, frame(j), frame_size_);
   } else if (layout_ == Layout::kHWC && channels_ == 1 && stack_ == 4) {
     const uint8_t* const src[4] = {frame(0), frame(1), frame(2), frame(3)};
-    interleave4(src, pixels_, out, sse2_);
+    interleave4(src, pixels_, out, simd_);
   } else if (layout_ == Layout::kHWC) {
     const size_t step = static_cast<size_t>(stack_) * channels_;
     for (int j = 0; j < stack_; ++j) {

@@ -13,7 +13,8 @@ namespace sb3ale {
 /// stack; FrameStackObservation("reset") repeats the first frame.
 class FrameStack {
  public:
-  explicit FrameStack(const EnvConfig& config);
+  /// `isa`: the most its channels-last interleave may use (the tests compare the levels).
+  explicit FrameStack(const EnvConfig& config, Isa isa = process_isa());
 
   /// Starts a new stack holding `frame` (padded with zeros, or with copies of it).
   void restart(const uint8_t* frame);
@@ -28,7 +29,7 @@ class FrameStack {
   bool pad_with_reset_;
   std::vector<uint8_t> frames_;
   int newest_ = 0;  // slot of the newest frame
-  bool sse2_;       // process_isa() allows the SSE2 interleave
+  bool simd_;       // the level allows the SSE2 or NEON interleave
 };
 
 }  // namespace sb3ale

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kRows = 8;
 
-#define SB3ALE_AVX2 __attribute__((target("avx2")))
+#define SB3ALE_AVX2 SB3ALE_TARGET("avx2")
 
 /// Eight source rows of `width` bytes as floats, interleaved: block[x * 8 + r] = s[r][x].
 SB3ALE_AVX2 void interleave8(const uint8_t* const s[kRows], int width, float* block) {

@@ -5,11 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define SB3ALE_AREA_AVX2 1
-#else
-#define SB3ALE_AREA_AVX2 0
-#endif
+#include "frames/isa.hpp"
+
+#define SB3ALE_AREA_AVX2 SB3ALE_X86
 
 namespace sb3ale {
 

@@ -1,6 +1,7 @@
 """The SB3 VecEnv contract of AleNativeVecEnv, checked against SB3's own Atari pipeline."""
 
 import os
+import time
 import warnings
 
 import numpy as np
@@ -157,9 +158,14 @@ def test_thread_affinity_offset_pins_each_worker_to_its_core():
     # for the resets computed ahead, pinned as the workers are.
     before = _thread_cpus()
     env = AleNativeVecEnv("pong", 4, num_threads=3, thread_affinity_offset=1)
-    workers = {t: c for t, c in _thread_cpus("sb3ale-worker").items() if t not in before}
-    idle = {t: c for t, c in _thread_cpus("sb3ale-idle").items() if t not in before}
-    policies = {(os.sched_getscheduler(t), os.getpriority(os.PRIO_PROCESS, t)) for t in idle}
+    deadline = time.monotonic() + 30  # threads name and lower themselves as they start: on a loaded machine, later
+    while True:
+        workers = {t: c for t, c in _thread_cpus("sb3ale-worker").items() if t not in before}
+        idle = {t: c for t, c in _thread_cpus("sb3ale-idle").items() if t not in before}
+        policies = {(os.sched_getscheduler(t), os.getpriority(os.PRIO_PROCESS, t)) for t in idle}
+        if (len(workers) == 2 and len(idle) == 2 and policies == {(os.SCHED_BATCH, 19)}) or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     env.close()
     cores = os.cpu_count()
     expected = sorted(str((1 + t) % cores) for t in range(2) if (1 + t) % cores in os.sched_getaffinity(0))

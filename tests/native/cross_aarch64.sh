@@ -34,7 +34,7 @@ flags=$($python -m build_support.native_flags)
 core_flags="-std=c++17 -O2 -w -g0 -DNDEBUG -fwrapv"  # as setup.py's (Python's CFLAGS add the last two)
 key=$(printf '%s\n' "$("$cxx" --version | head -n 1)" "$core_flags" "${includes[0]}" "${core_sources[@]}" \
   | cat - "$out/ale-generated/version.hpp" | sha256sum | cut -c 1-16)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/sb3-ale-vec/cross-aarch64-$key
+cache=$($python -c "from build_support.ale_cache import cache_root; print(cache_root())")/cross-aarch64-$key
 core=$cache/libale_core.a
 rom=$($python -c "from ale_py import roms; print(roms.get_rom_path('breakout'))")
 

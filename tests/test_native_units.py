@@ -202,7 +202,8 @@ def test_isa_switch_reads_the_environment():
         wanted = value if value in RUNNABLE else cpu
         assert out.stdout.split() == [wanted, cpu]
     assert run("").stdout.split() == [cpu, cpu]
-    bad = subprocess.run([sys.executable, "-c", "from sb3_ale_vec import AleNativeVecEnv; AleNativeVecEnv('pong', 1)"],
+    # The Gymnasium front-end: the same engine without SB3 and torch (this file runs where they are not)
+    bad = subprocess.run([sys.executable, "-c", "from sb3_ale_vec import AleVectorEnv; AleVectorEnv('pong', 1)"],
                          capture_output=True, text=True, env={**os.environ, "SB3_ALE_VEC_ISA": "sve2"})
     assert bad.returncode != 0 and "SB3_ALE_VEC_ISA must be one of" in bad.stderr
     assert all(name in bad.stderr for name in ISA_NAMES)

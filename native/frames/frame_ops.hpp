@@ -45,8 +45,9 @@ inline uint8_t round_sat_u8(float v) {
 /// Whether OpenCV's INTER_AREA float pass fuses its multiply-adds (one rounding) on this CPU: on
 /// AArch64 it does, in both passes (its NEON v_muladd, and compilers contract its scalar loop): the
 /// cv2 wheel and ale-py's own OpenCV, measured under qemu, differ from x86-64's in 123 of 472
-/// downscales, and equal a fused computation in all. x86-64's OpenCV computes this code with SSE,
-/// which has no FMA. Other CPUs: not measured, left unfused.
+/// downscales, and equal a fused computation in all (Linux's wheels; other AArch64 systems are
+/// assumed alike). x86-64's OpenCV computes this code with SSE, which has no FMA. Other CPUs: not
+/// measured, left unfused.
 #if defined(__aarch64__) || defined(_M_ARM64)
 constexpr bool kAreaFma = true;
 #else

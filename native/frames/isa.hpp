@@ -3,11 +3,10 @@
 // Every path computes the same bytes; only the speed differs.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-
-#include <cstdint>
 
 #if defined(_MSC_VER)
 #include <intrin.h>

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# An AArch64 wheel of sb3-ale-vec built on x86-64 and tested under qemu-user:
+#   bash tests/native/aarch64_wheel.sh [ARM64_PYTHON_DIR] [PYTEST_ARGS...]
+# ARM64_PYTHON_DIR (default /work/arm64py) holds an aarch64 CPython 3.11 run by qemu: DIR/python, with
+# Debian's arm64 python3.11 and its headers unpacked in DIR/root and aarch64 wheels of numpy, ale-py
+# 0.12.1 and gymnasium unpacked in DIR/site (what /work/shared/tools/arm64-python.sh makes).
+# 1. pybind11, setuptools, wheel, pytest and OpenCV for aarch64 into DIR/site-extra (once);
+# 2. `setup.py bdist_wheel` run by the aarch64 Python on a copy of this checkout: its sysconfig names
+#    aarch64-linux-gnu-gcc/g++, which run natively; ALE's core without profile (its trainer would be
+#    an aarch64 program) and without XLA (no jaxlib), cached by setup.py as for any compiler;
+# 3. the wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for frame
+#    with ale-py's own on Breakout, Pong and Space Invaders, with the NEON paths and the scalar ones;
+# 4. tests/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
+#    starts sys.executable, which needs binfmt_misc: its checks run here by hand instead.
+# SKIP_BUILD=1 tests the wheel built before (steps 3 and 4 only).
+# Needs g++-aarch64-linux-gnu, qemu-user-static and zlib1g-dev:arm64 (as cross_aarch64.sh).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+D=$(realpath -m "${1:-/work/arm64py}")
+shift || true
+[ -x "$D/python" ] || { echo "aarch64_wheel.sh: no aarch64 Python in $D (see the header of $0)"; exit 1; }
+out=$root/build/aarch64-wheel
+mkdir -p "$out"
+start=$SECONDS
+
+if [ ! -f "$D/site-extra/.done" ]; then
+  echo "== aarch64 wheels of the build and test tools into $D/site-extra"
+  rm -rf "$D/site-extra" "$D/wheels-extra"
+  python3 -m pip download -q --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
+    --python-version 3.11 --only-binary=:all: -d "$D/wheels-extra" \
+    "pybind11>=2.12" "setuptools>=77" wheel pytest pytest-timeout opencv-python-headless 2>&1 \
+    | { grep -v "is ignored" || true; }  # this machine's pip.conf names a local index that may be absent
+  for w in "$D"/wheels-extra/*.whl; do python3 -m zipfile -e "$w" "$D/site-extra"; done
+  touch "$D/site-extra/.done"
+fi
+export PYTHONPATH="$D/site-extra"  # DIR/python puts DIR/site first
+
+if [ "${SKIP_BUILD:-0}" = 1 ] && ls "$out"/dist/*.whl > /dev/null 2>&1; then
+  echo "== SKIP_BUILD=1: the wheel built before"
+else
+  echo "== building the wheel (aarch64 Python under qemu driving aarch64-linux-gnu-g++)"
+  rm -rf "$out/src" "$out/dist"
+  mkdir -p "$out/src"
+  # The checkout as it is (tracked files and new ones git does not ignore), no build outputs.
+  (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 tar -c) | tar -x -C "$out/src"
+  # Python's headers from DIR/root (sysconfig names /usr/include/python3.11, the host's if any):
+  # Python.h, and the <aarch64-linux-gnu/python3.11/pyconfig.h> it includes. CPPFLAGS precede the -I's.
+  (cd "$out/src" && CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
+    CPPFLAGS="-I$D/root/usr/include/python3.11 -isystem $D/root/usr/include" \
+    SB3_ALE_VEC_PGO=0 SB3_ALE_VEC_XLA=0 SB3_ALE_VEC_JOBS=${JOBS:-2} \
+    "$D/python" setup.py -q bdist_wheel -d "$out/dist" > "$out/build.log" 2>&1) \
+    || { tail -n 40 "$out/build.log"; exit 1; }
+  grep -E "ALE's core|note:" "$out/build.log" || true
+  echo "== built $(basename "$(ls "$out"/dist/*.whl)") in $((SECONDS - start)) s"
+fi
+wheel=$(ls "$out"/dist/*.whl)
+rm -rf "$D/site-sb3"
+python3 -m zipfile -e "$wheel" "$D/site-sb3"
+export PYTHONPATH="$D/site-sb3:$D/site-extra"
+
+cd "$out"  # not the checkout: sb3_ale_vec must come from the wheel
+echo "== the wheel against ale-py's AtariVectorEnv, frame for frame"
+for isa in neon scalar; do
+  SB3_ALE_VEC_ISA=$isa "$D/python" - "$root/tests" <<'EOF'
+import platform, sys, time
+sys.path.insert(0, sys.argv[1])
+import sb3_ale_vec
+from sb3_ale_vec import _testing
+from test_ale_vector import run, SAME  # the suite's comparison: obs, rewards, ends, infos, final obs
+
+assert "site-sb3" in sb3_ale_vec.__file__, sb3_ale_vec.__file__
+print(f"   {platform.machine()}, sb3_ale_vec from {sb3_ale_vec.__file__}, level {_testing._isa()} (CPU: {_testing._cpu_isa()})")
+cases = [("breakout", 200, {}), ("pong", 200, {"max_num_frames_per_episode": 400}),
+         ("space_invaders", 200, {"autoreset_mode": SAME, "max_num_frames_per_episode": 400}),
+         ("breakout", 120, {"grayscale": False, "img_height": 64, "img_width": 48})]
+for game, steps, kwargs in cases:
+    t = time.time()
+    ends = run(game, steps, **kwargs)  # 3 envs
+    print(f"   {game} {kwargs or ''}: {steps} steps x 3 envs equal, {ends} episode ends ({time.time() - t:.0f} s)")
+EOF
+done
+
+echo "== SB3_ALE_VEC_ISA under qemu (test_isa_switch_reads_the_environment's checks: that test starts"
+echo "   sys.executable, an aarch64 program the kernel cannot start here without binfmt_misc)"
+# value=expected level (an x86 level gives the CPU's best; an unknown name stops the engine's build)
+for case in =neon scalar=scalar neon=neon sse2=neon avx512=neon sve2=error; do
+  value=${case%=*}
+  got=$(SB3_ALE_VEC_ISA=$value "$D/python" -c "
+from sb3_ale_vec import _testing, AleVectorEnv
+try:
+    AleVectorEnv('pong', 1).close()
+except ValueError as e:
+    print('error' if 'must be one of scalar, sse2, ssse3, avx2, avx512, neon' in str(e) else e)
+else:
+    print(_testing._isa())" 2>&1 | tail -n 1)
+  echo "   SB3_ALE_VEC_ISA=$value -> $got"
+  [ "$got" = "${case#*=}" ] || { echo "   expected ${case#*=}"; exit 1; }
+done
+
+args=()  # paths of the checkout (tests/test_x.py) made absolute: pytest runs from $out
+for a in "${@:-tests/test_native_units.py}"; do if [ -e "$root/$a" ]; then args+=("$root/$a"); else args+=("$a"); fi; done
+echo "== pytest under qemu: ${args[*]}"
+t=$SECONDS
+"$D/python" -m pytest -q -p no:cacheprovider --rootdir "$root" -c "$root/pyproject.toml" \
+  -k "not test_isa_switch_reads_the_environment" "${args[@]}" 2>&1 | tail -n 15
+echo "== pytest took $((SECONDS - t)) s; $((SECONDS - start)) s in all"

@@ -75,7 +75,7 @@ Screens play(const std::string& rom, int screens) {
 /// Air Raid's 250 rows, whose bytes are odd too (the lookups' slow path).
 std::vector<std::string> roms() {
   const std::string& breakout = check::rom_path();
-  const std::string dir = breakout.substr(0, breakout.find_last_of('/') + 1);
+  const std::string dir = breakout.substr(0, breakout.find_last_of("/\\") + 1);  // Windows' separator too
   std::vector<std::string> out;
   for (const char* name : {"breakout", "pong", "space_invaders", "ms_pacman", "air_raid"}) {
     const std::string path = dir + name + ".bin";

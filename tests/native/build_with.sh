@@ -1,5 +1,5 @@
 # Sourced by the scripts that build the engine's C++ tests with another compiler or for another
-# system (cross_windows.sh, clang_libcxx.sh): one way to build them, the scripts say only what differs.
+# system (cross_windows.sh, clang_libcxx.sh, cross_aarch64.sh): one way to build them, the scripts say only what differs.
 #   build_native_tests TARGET CXX AR CORE_FLAGS COMMON_FLAGS LINK_FLAGS EXE_SUFFIX
 # COMMON_FLAGS go to ALE's core, the engine and the link (e.g. -stdlib=libc++); CORE_FLAGS to ALE's
 # core alone, LINK_FLAGS to the link alone. ALE's core is compiled once into the build cache
@@ -44,11 +44,15 @@ build_native_tests() {
     for s in "${engine_sources[@]}"; do
       o="$out/obj/${s%.cpp}.o"
       echo "ENGINE_OBJECTS += $o"
-      printf '%s: %s\n\t@mkdir -p %s\n\t$(CXX) %s -MMD -MP $(INCLUDES) -c $< -o $@\n-include %s\n' \
-        "$o" "$s" "$(dirname "$o")" "$flags" "${o%.o}.d"
+      printf '%s: %s %s\n\t@mkdir -p %s\n\t$(CXX) %s -MMD -MP $(INCLUDES) -c $< -o $@\n-include %s\n' \
+        "$o" "$s" "$out/engine-flags.txt" "$(dirname "$o")" "$flags" "${o%.o}.d"
     done
     printf '%s: $(ENGINE_OBJECTS) %s\n\t$(CXX) %s $^ -lz %s -o $@\n' "$program" "$core" "$common_flags" "$link_flags"
   } > "$out/Makefile"
+  # The engine's objects depend on their compiler and flags too: this file changes only with them.
+  echo "$("$cxx" --version | head -n 1) $flags ${includes[*]}" > "$out/engine-flags.new"
+  if cmp -s "$out/engine-flags.new" "$out/engine-flags.txt"; then rm "$out/engine-flags.new"
+  else mv "$out/engine-flags.new" "$out/engine-flags.txt"; fi
   if [ -f "$core" ]; then
     echo "== ALE's core from the cache: $core"
   else

@@ -6,6 +6,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# One torch (OpenMP) thread in each test process and in every process it starts: pytest-xdist runs a
+# worker per core, and torch's threads beside another busy worker wait for each other, spinning.
+# Measured here: README's PPO block took 84 s of wall and 90 s of CPU beside one busy process, 25 s
+# and 25 s with one thread (16 s and 28 s on an idle machine). No test depends on torch's thread count.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 import pytest  # noqa: E402
 

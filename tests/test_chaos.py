@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 import pytest
+from sanitizer import SANITIZER
 
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv
 
@@ -76,7 +77,7 @@ def _calls(front: str, env, rng):
 
 
 def _xla_step(env):
-    if "libtsan" in os.environ.get("LD_PRELOAD", ""):
+    if SANITIZER == "thread":
         return None  # jaxlib is not instrumented: ThreadSanitizer reports its own futures' races
     try:
         import jax
@@ -200,8 +201,7 @@ def _chaos_then_equal_to_fresh(front: str, sequences: int) -> None:
 @pytest.mark.tsan
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
 def test_chaos_short(front):
-    preload = os.environ.get("LD_PRELOAD", "")  # the sanitizers: several times (TSan: ten) slower
-    _chaos_then_equal_to_fresh(front, 30 if "tsan" in preload else 60 if "san" in preload else 240)
+    _chaos_then_equal_to_fresh(front, {"thread": 30, "address": 60}.get(SANITIZER, 240))
 
 
 @pytest.mark.slow

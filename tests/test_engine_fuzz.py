@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pytest
+from sanitizer import SANITIZER
 
 from sb3_ale_vec import _engine, _testing
 from sb3_ale_vec.options import build_batch
@@ -136,8 +137,7 @@ def _seed() -> int:
 
 @pytest.mark.tsan
 def test_fuzz_short():
-    sanitized = "san" in os.environ.get("LD_PRELOAD", "")  # (several times slower there)
-    outcomes = fuzz(10 if sanitized else 15, _seed())
+    outcomes = fuzz({"thread": 5, "address": 10}.get(SANITIZER, 15), _seed())
     assert sum(v for (_, kind), v in outcomes.items() if kind == "ok") > 10, outcomes
 
 

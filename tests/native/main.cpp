@@ -1,4 +1,5 @@
 // Runs the engine's C++ tests: native_tests ROM_PATH [NAME_FILTER]
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -15,12 +16,15 @@ int main(int argc, char** argv) {
   for (const check::Test& test : check::registry()) {
     if (argc > 2 && std::strstr(test.name, argv[2]) == nullptr) continue;
     const int before = check::failures();
+    const auto start = std::chrono::steady_clock::now();
     try {
       test.body();
     } catch (const std::exception& e) {
       check::fail(test.name, 0, std::string("unexpected exception: ") + e.what());
     }
-    std::printf("%s %s\n", check::failures() == before ? "ok  " : "FAIL", test.name);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // The seconds too: where the sanitizer builds' minutes go in CI's log.
+    std::printf("%s %s (%.1f s)\n", check::failures() == before ? "ok  " : "FAIL", test.name, seconds);
     ++ran;
   }
   std::printf("%d tests, %d failed checks\n", ran, check::failures());

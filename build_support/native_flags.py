@@ -34,6 +34,24 @@ def core_flags(msvc: bool, platform: str = sys.platform) -> list:
     return ["-std=c++17", "-O3", "-w", "-fPIC", "-g0", *hidden, *windows]
 
 
+def pgo_generate(kind: str, raw_dir: str = "") -> list:
+    """The instrumented build of ALE's core (build_support/pgo.py), "gcc" or "clang". Clang: IR
+    instrumentation (as Apple Clang has it too); its trainers name their own raw files (pgo.train)."""
+    return ["-fprofile-generate", "-fprofile-update=single"] if kind == "gcc" else [f"-fprofile-generate={raw_dir}"]
+
+
+def pgo_use(kind: str, profdata: str = "") -> list:
+    """The final build of ALE's core from the profile. GCC optimises the functions the training never
+    ran as without a profile (-fprofile-partial-training, GCC 10+). Clang 14 and 16 have no such flag:
+    they mark those functions cold (kept out of hot code, placed apart, optimised for size where a pass
+    asks the profile); LLVM 19's -mllvm -pgo-cold-func-opt only adds optsize/minsize/optnone to them.
+    The -Wno-*: functions without a profile, or changed since, are not worth a warning."""
+    if kind == "gcc":
+        return ["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"]
+    return [f"-fprofile-use={profdata}", "-Wno-profile-instr-unprofiled", "-Wno-profile-instr-out-of-date",
+            "-Wno-profile-instr-missing"]
+
+
 def engine_flags(msvc: bool) -> list:
     return ENGINE_FLAGS_MSVC if msvc else ENGINE_FLAGS
 

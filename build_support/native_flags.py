@@ -40,16 +40,23 @@ def pgo_generate(kind: str, raw_dir: str = "") -> list:
     return ["-fprofile-generate", "-fprofile-update=single"] if kind == "gcc" else [f"-fprofile-generate={raw_dir}"]
 
 
-def pgo_use(kind: str, profdata: str = "") -> list:
+# Clang's final build: LLVM's profile-guided size optimisation off (see pgo_use), where it has the option.
+PGO_CLANG_NO_PGSO = ["-mllvm", "-pgso=false"]
+
+
+def pgo_use(kind: str, profdata: str = "", pgso_off: bool = False) -> list:
     """The final build of ALE's core from the profile. GCC optimises the functions the training never
-    ran as without a profile (-fprofile-partial-training, GCC 10+). Clang 14 and 16 have no such flag:
-    they mark those functions cold (kept out of hot code, placed apart, optimised for size where a pass
-    asks the profile); LLVM 19's -mllvm -pgo-cold-func-opt only adds optsize/minsize/optnone to them.
+    ran as without a profile (-fprofile-partial-training, GCC 10+), as the engine's saving and restoring
+    of states (resets ahead), which the training never runs. Clang has no such flag: it marks them cold
+    (apart in .text.unlikely, not inlined into hot code) and its profile-guided size optimisation
+    compiles them for size; -mllvm -pgso=false (LLVM 10+) turns that off, so they are compiled as
+    without a profile, while they stay cold (pgso_off: where the compiler takes it). LLVM 19's
+    -mllvm -pgo-cold-func-opt only adds optsize, minsize or optnone to them, and is not used.
     The -Wno-*: functions without a profile, or changed since, are not worth a warning."""
     if kind == "gcc":
         return ["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"]
     return [f"-fprofile-use={profdata}", "-Wno-profile-instr-unprofiled", "-Wno-profile-instr-out-of-date",
-            "-Wno-profile-instr-missing"]
+            "-Wno-profile-instr-missing", *(PGO_CLANG_NO_PGSO if pgso_off else [])]
 
 
 def engine_flags(msvc: bool) -> list:

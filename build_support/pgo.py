@@ -50,11 +50,12 @@ def llvm_release(version_text: str, word: str) -> tuple | None:
     return (match.group(1) is not None, int(match.group(2))) if match else None
 
 
-def key(kind: str, roms: list) -> dict:
-    """The profile's part of the core's cache key. GCC's is what it was before Clang had a
-    profile-guided build, so GCC's cached cores stay valid."""
+def key(kind: str, roms: list, use_flags: list) -> dict:
+    """The profile's part of the core's cache key; Clang's with the flags of its final build
+    (native_flags.pgo_use with a stand-in for the profile's path). GCC's is what it was before Clang
+    had a profile-guided build, so GCC's cached cores stay valid."""
     inputs = {"frames_per_rom": FRAMES_PER_ROM, "roms": len(roms), "trainer_sha256": file_sha256(TRAINER)}
-    return inputs if kind == "gcc" else {**inputs, "kind": "clang-instr"}
+    return inputs if kind == "gcc" else {**inputs, "kind": "clang-instr", "flags": use_flags}
 
 
 def llvm_profdata(cxx: str, version_text: str) -> list | None:

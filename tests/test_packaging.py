@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from build_support import ale_cache, ale_source, pgo  # noqa: E402
+from build_support import ale_cache, ale_source, native_flags, pgo  # noqa: E402
 
 VERSION = "0.12.1"
 
@@ -33,11 +33,12 @@ def test_cache_key_follows_every_input():
 def test_pgo_key_says_which_compiler_trained():
     # GCC's part is what it was before Clang had a profile-guided build: GCC's cached cores stay valid.
     gcc = {"frames_per_rom": pgo.FRAMES_PER_ROM, "roms": 108, "trainer_sha256": ale_source.file_sha256(pgo.TRAINER)}
-    assert pgo.key("gcc", ["rom"] * 108) == gcc
-    clang = pgo.key("clang", ["rom"] * 108)
-    assert clang == {**gcc, "kind": "clang-instr"}
-    keys = {ale_cache.core_key(ale=VERSION, pgo=p) for p in (False, gcc, clang)}
-    assert len(keys) == 3
+    assert pgo.key("gcc", ["rom"] * 108, native_flags.pgo_use("gcc")) == gcc
+    clang = pgo.key("clang", ["rom"] * 108, native_flags.pgo_use("clang", "FILE", pgso_off=True))
+    assert clang == {**gcc, "kind": "clang-instr", "flags": native_flags.pgo_use("clang", "FILE", pgso_off=True)}
+    assert "-pgso=false" in clang["flags"]
+    other = pgo.key("clang", ["rom"] * 108, native_flags.pgo_use("clang", "FILE"))
+    assert len({ale_cache.core_key(ale=VERSION, pgo=p) for p in (False, gcc, clang, other)}) == 4
 
 
 @pytest.mark.parametrize("banner, word, release", [

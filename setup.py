@@ -113,12 +113,11 @@ class BuildClib(build_clib):
         wanted = os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
         kind = pgo_build.compiler_kind(version_text) if wanted else None  # MSVC: none (see build_support/pgo.py)
         self.profdata = self.clang_profdata(cxx, version_text, flags) if kind == "clang" else None
-        self.pgso_off = bool(self.profdata) and self.accepts(flags + native_flags.PGO_CLANG_NO_PGSO)
         pgo = kind == "gcc" or bool(self.profdata)
         inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "patches_sha256": patches_sha256(),
                   "compiler": getattr(self.compiler, "compiler_so", cxx),
                   "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
-                  "pgo": pgo and pgo_build.key(kind, roms, native_flags.pgo_use(kind, "FILE", self.pgso_off))}
+                  "pgo": pgo and pgo_build.key(kind, roms, native_flags.pgo_use(kind, "FILE"))}
         self.ale_library = core_path(version, core_key(**inputs), self.compiler.library_filename(name))
         if self.ale_library.is_file():
             print(f"reusing ALE's core from the cache: {self.ale_library}")
@@ -196,7 +195,7 @@ class BuildClib(build_clib):
         if kind == "gcc":
             return compile_with(native_flags.pgo_use("gcc"))
         profile = pgo_build.merge(self.profdata, raw_dir, Path(self.build_temp) / "ale-core.profdata")
-        return compile_with(native_flags.pgo_use("clang", str(profile), self.pgso_off))
+        return compile_with(native_flags.pgo_use("clang", str(profile)))
 
 
 def xla_ffi_include() -> str | None:

@@ -40,23 +40,20 @@ def pgo_generate(kind: str, raw_dir: str = "") -> list:
     return ["-fprofile-generate", "-fprofile-update=single"] if kind == "gcc" else [f"-fprofile-generate={raw_dir}"]
 
 
-# Clang's final build: LLVM's profile-guided size optimisation off (see pgo_use), where it has the option.
-PGO_CLANG_NO_PGSO = ["-mllvm", "-pgso=false"]
-
-
-def pgo_use(kind: str, profdata: str = "", pgso_off: bool = False) -> list:
+def pgo_use(kind: str, profdata: str = "") -> list:
     """The final build of ALE's core from the profile. GCC optimises the functions the training never
     ran as without a profile (-fprofile-partial-training, GCC 10+), as the engine's saving and restoring
     of states (resets ahead), which the training never runs. Clang has no such flag: it marks them cold
     (apart in .text.unlikely, not inlined into hot code) and its profile-guided size optimisation
-    compiles them for size; -mllvm -pgso=false (LLVM 10+) turns that off, so they are compiled as
-    without a profile, while they stay cold (pgso_off: where the compiler takes it). LLVM 19's
-    -mllvm -pgo-cold-func-opt only adds optsize, minsize or optnone to them, and is not used.
-    The -Wno-*: functions without a profile, or changed since, are not worth a warning."""
+    compiles them for size. -mllvm -pgso=false (clang 14 and 16 take it) would compile them as without
+    a profile, but with clang 14 it measured 0.5-3% slower (the engine's steps, the emulator alone, the
+    reset probe's restores), so it is not used; LLVM 19's -mllvm -pgo-cold-func-opt only adds optsize,
+    minsize or optnone to them. The -Wno-*: functions without a profile, or changed since, are not
+    worth a warning."""
     if kind == "gcc":
         return ["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"]
     return [f"-fprofile-use={profdata}", "-Wno-profile-instr-unprofiled", "-Wno-profile-instr-out-of-date",
-            "-Wno-profile-instr-missing", *(PGO_CLANG_NO_PGSO if pgso_off else [])]
+            "-Wno-profile-instr-missing"]
 
 
 def engine_flags(msvc: bool) -> list:

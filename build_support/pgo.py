@@ -67,9 +67,10 @@ def llvm_profdata(cxx: str, version_text: str) -> list | None:
     if release is None or found is None:
         return None
     names = (f"llvm-profdata-{release[1]}", "llvm-profdata")
-    files = [Path(os.path.realpath(found)).parent / "llvm-profdata",
-             *(Path(found).parent / name for name in names), *map(Path, filter(None, map(shutil.which, names)))]
-    candidates = [[str(f)] for f in dict.fromkeys(files) if f.is_file()]  # in order, each once
+    places = [(Path(os.path.realpath(found)).parent, "llvm-profdata"), *((Path(found).parent, n) for n in names),
+              *((None, n) for n in names)]  # None: PATH; which() adds .exe on Windows
+    files = [shutil.which(name, path=folder and str(folder)) for folder, name in places]
+    candidates = [[f] for f in dict.fromkeys(filter(None, files))]  # in order, each once
     for command in candidates + ([["xcrun", "llvm-profdata"]] if sys.platform == "darwin" else []):
         if profdata_release(command) == release:
             return command

@@ -61,7 +61,10 @@ def test_llvm_profdata_only_of_the_compilers_release(monkeypatch, tmp_path):
     (public / "llvm-profdata").write_text("")  # another release's, as Debian's /usr/bin has it
     releases = {str(public / "llvm-profdata"): (False, 14), str(real / "llvm-profdata"): (False, 16)}
     monkeypatch.setattr(pgo, "profdata_release", lambda command: releases.get(command[0]))
-    monkeypatch.setattr(pgo.shutil, "which", lambda name: str(public / name) if (public / name).exists() else None)
+    def which(name, path=None):
+        return str(Path(path or public) / name) if (Path(path or public) / name).exists() else None
+
+    monkeypatch.setattr(pgo.shutil, "which", which)
     monkeypatch.setattr(pgo.os.path, "realpath", lambda path: str(real / "clang++") if "clang" in path else path)
     banner = "Debian clang version 16.0.6"
     assert pgo.llvm_profdata("clang++-16", banner) is None

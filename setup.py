@@ -18,19 +18,17 @@ from pathlib import Path
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
 from setuptools import setup
 from setuptools.command.build_clib import build_clib
-from setuptools.errors import CompileError, SetupError
+from setuptools.errors import CompileError, LinkError, SetupError
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # PEP 517 backends do not put the project on sys.path
 from build_support import ale_core  # noqa: E402
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
 from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
-from build_support.ale_source import AleSourceError, file_sha256, pinned  # noqa: E402
-from build_support import native_flags  # noqa: E402
+from build_support.ale_source import AleSourceError, pinned  # noqa: E402
+from build_support import native_flags, pgo as pgo_build  # noqa: E402
 
-PGO_TRAINER = ROOT / "build_support" / "pgo_train.cpp"
 NATIVE = ROOT / "native"  # by layer: core/, env/, frames/, python/, xla/; includes name the layer
-PGO_FRAMES_PER_ROM = 10000
 
 
 def ale_version() -> str:
@@ -82,15 +80,6 @@ def needs_recompile(obj: str, src: str) -> bool:
 ParallelCompile("SB3_ALE_VEC_JOBS", default=0, needs_recompile=needs_recompile).install()
 
 
-def training_roms() -> list:
-    """Every ROM of the ale-py wheel (a build requirement), or none when it is not importable."""
-    try:
-        from ale_py import roms
-    except ImportError:
-        return []
-    return [str(roms.get_rom_path(rom)) for rom in roms.get_all_rom_ids()]
-
-
 def compiler_version(command: list) -> str:
     try:
         return subprocess.run([command[0], "--version"], capture_output=True, text=True).stdout.strip()
@@ -101,11 +90,12 @@ def compiler_version(command: list) -> str:
 class BuildClib(build_clib):
     """Provides ALE's core as a static library, from the cache or built into it.
 
-    With GCC the core is built profile-guided: an instrumented build plays every ROM for a moment
-    (build_support/pgo_train.cpp), then the final build is optimised with that profile. The emulator is
-    most of the engine's time: measured, it ran about 12% more frames per second this way, and the
-    engine 9-13% more steps per second. Functions the training never ran are optimised as without a
-    profile (-fprofile-partial-training), so games and paths outside it lose nothing."""
+    With GCC and Clang the core is built profile-guided (build_support/pgo.py): an instrumented build
+    plays every ROM for a moment (build_support/pgo_train.cpp), then the final build is optimised with
+    that profile. The emulator is most of the engine's time: measured with GCC, it ran about 12% more
+    frames per second this way, and the engine 9-13% more steps per second. GCC optimises the functions
+    the training never ran as without a profile (-fprofile-partial-training), so games and paths
+    outside it lose nothing; Clang has no such flag (native_flags.pgo_use)."""
 
     def build_libraries(self, libraries) -> None:
         (name, _), = libraries  # its sources are only known once ALE's sdist is unpacked
@@ -119,39 +109,57 @@ class BuildClib(build_clib):
         flags = [*native_flags.core_flags(is_msvc(self.compiler)), *core_sanitize_flags()]
         cxx = getattr(self.compiler, "compiler_cxx", None) or [getattr(self.compiler, "cc", "cl.exe")]  # MSVC: cl
         version_text = compiler_version(cxx)
-        roms = training_roms()
-        pgo = (os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
-               and "Free Software Foundation" in version_text)  # GCC's banner; Clang names no foundation
+        roms = pgo_build.training_roms()
+        wanted = os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
+        kind = pgo_build.compiler_kind(version_text) if wanted else None  # MSVC: none (see build_support/pgo.py)
+        self.profdata = self.clang_profdata(cxx, version_text, flags) if kind == "clang" else None
+        pgo = kind == "gcc" or bool(self.profdata)
         inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "patches_sha256": patches_sha256(),
                   "compiler": getattr(self.compiler, "compiler_so", cxx),
                   "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
-                  "pgo": pgo and {"frames_per_rom": PGO_FRAMES_PER_ROM, "roms": len(roms),
-                                  "trainer_sha256": file_sha256(PGO_TRAINER)}}
+                  "pgo": pgo and pgo_build.key(kind, roms, native_flags.pgo_use(kind, "FILE"))}
         self.ale_library = core_path(version, core_key(**inputs), self.compiler.library_filename(name))
         if self.ale_library.is_file():
             print(f"reusing ALE's core from the cache: {self.ale_library}")
             return
         self.check_compiler(cxx, version_text, flags)
-        if pgo and not self.accepts(flags + ["-fprofile-use", "-fprofile-partial-training"]):
+        if kind == "gcc" and not self.accepts(flags + native_flags.pgo_use("gcc")):
             print(f"note: {cxx[0]} lacks -fprofile-partial-training (GCC 10+): no profile-guided build")
             pgo = False
-        elif not pgo and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
-            print("note: building ALE's core without profile guidance (needs GCC and ale-py)")
+        elif not pgo and kind != "clang" and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
+            print("note: building ALE's core without profile guidance (needs GCC, or Clang with its "
+                  "llvm-profdata, and ale-py)")
         sources = ale_core.core_sources(src)
-        objects = self.compile_core([str(s) for s in sources], flags, roms if pgo else [])
+        objects = self.compile_core([str(s) for s in sources], flags, roms if pgo else [], kind)
         self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
         publish_file(Path(self.build_clib) / self.compiler.library_filename(name), self.ale_library, inputs)
         print(f"ALE's core is cached as {self.ale_library}")
 
-    def accepts(self, flags: list) -> bool:
+    def accepts(self, flags: list, link: bool = False) -> bool:
         probe = Path(self.build_temp) / "probe" / "cxx17.cpp"
         probe.parent.mkdir(parents=True, exist_ok=True)
         probe.write_text("#include <optional>\nint main() { return std::optional<int>(0).value(); }\n")
         try:
-            self.compiler.compile([str(probe)], output_dir=self.build_temp, extra_postargs=flags)
-        except CompileError:
+            objects = self.compiler.compile([str(probe)], output_dir=self.build_temp, extra_postargs=flags)
+            if link:
+                self.compiler.link_executable(objects, "probe", output_dir=str(probe.parent),
+                                              extra_postargs=flags, target_lang="c++")
+        except (CompileError, LinkError):
             return False
         return True
+
+    def clang_profdata(self, cxx: list, version_text: str, flags: list) -> list | None:
+        """Clang's profile-guided build needs an llvm-profdata of its release (build_support/pgo.py) and
+        its profile runtime (a separate package on some systems: Debian's libclang-rt-16-dev)."""
+        profdata = pgo_build.llvm_profdata(cxx[0], version_text)
+        if profdata is None:
+            print(f"note: no llvm-profdata of {cxx[0]}'s release (beside it, llvm-profdata-MAJOR or "
+                  "llvm-profdata on PATH): ALE's core is built without profile guidance")
+        elif not self.accepts(flags + native_flags.pgo_generate("clang", self.build_temp), link=True):
+            print(f"note: {cxx[0]} cannot link an instrumented program (its profile runtime, "
+                  "libclang_rt.profile, is missing): ALE's core is built without profile guidance")
+            return None
+        return profdata
 
     def check_compiler(self, cxx: list, version_text: str, flags: list) -> None:
         if not self.accepts(flags):
@@ -162,7 +170,8 @@ class BuildClib(build_clib):
                 "older than 8 or Clang older than 7 will not do). Point CC and CXX at a newer one, or "
                 "install a wheel, which needs no compiler.")
 
-    def compile_core(self, sources: list, flags: list, roms: list) -> list:
+    def compile_core(self, sources: list, flags: list, roms: list, kind: str | None) -> list:
+        """ALE's core; profile-guided when given ROMs to train on, as `kind` ("gcc", "clang") does it."""
         include_dirs = self.ale_include_dirs
 
         def compile_with(extra: list) -> list:
@@ -173,23 +182,20 @@ class BuildClib(build_clib):
 
         if not roms:
             return compile_with([])
-        for stale in Path(self.build_temp).rglob("*.gcda"):
+        raw_dir = Path(self.build_temp) / "pgo-raw"  # Clang's raw profiles; GCC's .gcda lie by the objects
+        for stale in [*Path(self.build_temp).rglob("*.gcda"), *raw_dir.glob("*.profraw")]:
             stale.unlink()
-        objects = compile_with(["-fprofile-generate", "-fprofile-update=single"])
-        trainer = self.compiler.compile([str(PGO_TRAINER)], output_dir=self.build_temp,
+        generate = native_flags.pgo_generate(kind, str(raw_dir))
+        objects = compile_with(generate)
+        trainer = self.compiler.compile([str(pgo_build.TRAINER)], output_dir=self.build_temp,
                                         include_dirs=include_dirs, extra_postargs=["-std=c++17", "-O2"])
         self.compiler.link_executable(objects + trainer, "ale_pgo_train", output_dir=self.build_temp,
-                                      libraries=["z"], library_dirs=zlib_dirs()[1], extra_postargs=["-fprofile-generate"], target_lang="c++")
-        # One trainer per core, each on its share of the ROMs: GCC's runtime adds each process's
-        # counts into the same profile files under a lock, so the profile is the one run's.
-        jobs = max(1, min(len(roms), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
-        print(f"training ALE's core on {len(roms)} ROMs for its profile-guided build ({jobs} processes)")
-        trainers = [subprocess.Popen([str(Path(self.build_temp) / "ale_pgo_train"), str(PGO_FRAMES_PER_ROM),
-                                      *roms[j::jobs]]) for j in range(jobs)]
-        failed = [t.args for t in trainers if t.wait() != 0]
-        if failed:
-            raise SetupError(f"the profile training failed: {failed[0][:3]}")
-        return compile_with(["-fprofile-use", "-fprofile-partial-training", "-Wno-missing-profile"])
+                                      libraries=["z"], library_dirs=zlib_dirs()[1], extra_postargs=generate[:1], target_lang="c++")
+        pgo_build.train(Path(self.build_temp) / "ale_pgo_train", roms, raw_dir if kind == "clang" else None)
+        if kind == "gcc":
+            return compile_with(native_flags.pgo_use("gcc"))
+        profile = pgo_build.merge(self.profdata, raw_dir, Path(self.build_temp) / "ale-core.profdata")
+        return compile_with(native_flags.pgo_use("clang", str(profile)))
 
 
 def xla_ffi_include() -> str | None:

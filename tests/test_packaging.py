@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from build_support import ale_cache, ale_source  # noqa: E402
+from build_support import ale_cache, ale_source, native_flags, pgo  # noqa: E402
 
 VERSION = "0.12.1"
 
@@ -28,6 +28,51 @@ def test_cache_key_follows_every_input():
                {"compiler_version": "g++ 13.1.0"}, {"ale": "0.12.2"}]
     keys = {ale_cache.core_key(**{**base, **change}) for change in changed}
     assert key not in keys and len(keys) == len(changed)
+
+
+def test_pgo_key_says_which_compiler_trained():
+    # GCC's part is what it was before Clang had a profile-guided build: GCC's cached cores stay valid.
+    gcc = {"frames_per_rom": pgo.FRAMES_PER_ROM, "roms": 108, "trainer_sha256": ale_source.file_sha256(pgo.TRAINER)}
+    assert pgo.key("gcc", ["rom"] * 108, native_flags.pgo_use("gcc")) == gcc
+    clang = pgo.key("clang", ["rom"] * 108, native_flags.pgo_use("clang", "FILE"))
+    assert clang == {**gcc, "kind": "clang-instr", "flags": native_flags.pgo_use("clang", "FILE")}
+    other = pgo.key("clang", ["rom"] * 108, [*native_flags.pgo_use("clang", "FILE"), "-mllvm", "-pgso=false"])
+    assert len({ale_cache.core_key(ale=VERSION, pgo=p) for p in (False, gcc, clang, other)}) == 4
+
+
+@pytest.mark.parametrize("banner, word, release", [
+    ("Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu", "clang", (False, 14)),
+    ("Apple clang version 15.0.0 (clang-1500.3.9.4)", "clang", (True, 15)),
+    ("LLVM (http://llvm.org/):\n  LLVM version 16.0.6\n  Optimized build.", "LLVM", (False, 16)),
+    ("Apple LLVM version 15.0.0\n  Optimized build.", "LLVM", (True, 15)),
+    ("g++ (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.", "clang", None),
+])
+def test_llvm_release_from_a_banner(banner, word, release):
+    assert pgo.llvm_release(banner, word) == release
+    assert pgo.compiler_kind(banner) == ("gcc" if "Foundation" in banner else "clang" if word == "clang" else None)
+
+
+def test_llvm_profdata_only_of_the_compilers_release(monkeypatch, tmp_path):
+    # The raw profile's format changes between LLVM releases: an llvm-profdata of another is passed over.
+    real, public = tmp_path / "llvm-16" / "bin", tmp_path / "bin"
+    for folder in (real, public):
+        folder.mkdir(parents=True)
+    (public / "clang++-16").write_text("")  # a link to real/clang++, as Debian's /usr/bin/clang++-16 is
+    (public / "llvm-profdata").write_text("")  # another release's, as Debian's /usr/bin has it
+    releases = {str(public / "llvm-profdata"): (False, 14), str(real / "llvm-profdata"): (False, 16)}
+    monkeypatch.setattr(pgo, "profdata_release", lambda command: releases.get(command[0]))
+    def which(name, path=None):
+        return str(Path(path or public) / name) if (Path(path or public) / name).exists() else None
+
+    monkeypatch.setattr(pgo.shutil, "which", which)
+    monkeypatch.setattr(pgo.os.path, "realpath", lambda path: str(real / "clang++") if "clang" in path else path)
+    banner = "Debian clang version 16.0.6"
+    assert pgo.llvm_profdata("clang++-16", banner) is None
+    (public / "llvm-profdata-16").write_text("")
+    releases[str(public / "llvm-profdata-16")] = (False, 16)
+    assert pgo.llvm_profdata("clang++-16", banner) == [str(public / "llvm-profdata-16")]
+    (real / "llvm-profdata").write_text("")  # beside the compiler's real file: first
+    assert pgo.llvm_profdata("clang++-16", banner) == [str(real / "llvm-profdata")]
 
 
 def test_cache_root_is_overridable(monkeypatch, tmp_path):

@@ -241,11 +241,13 @@ class BuildExt(build_ext):
             shutil.rmtree(Path(self.build_temp) / "native", ignore_errors=True)
             self.force = True
         msvc = is_msvc(clib.compiler)  # build_ext makes its own compiler only in super().run()
-        flags = [*native_flags.system_includes(clib.ale_include_dirs, msvc), *sanitize_flags()]
+        # ALE's headers as system headers: -Wall -Wextra then judge only our own code. The sanitizer's
+        # flags last: their -O1 overrides the engine's -O3.
+        flags = [*native_flags.system_includes(clib.ale_include_dirs, msvc), *native_flags.engine_flags(msvc),
+                 *sanitize_flags()]
         for ext in self.extensions:
             if not ext.extra_objects:  # once, also if setuptools runs this command again
-                # ALE's headers as system headers: -Wall -Wextra then judge only our own code.
-                ext.extra_compile_args += [*flags, *native_flags.engine_flags(msvc)]
+                ext.extra_compile_args += flags
                 ext.define_macros.append(("SB3_ALE_VEC_ALE_VERSION", f'"{ale_version()}"'))
                 xla_include = xla_ffi_include()
                 if xla_include:  # as a system header: -Wall -Wextra judge only our code

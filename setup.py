@@ -114,10 +114,12 @@ class BuildClib(build_clib):
         kind = pgo_build.compiler_kind(version_text) if wanted else None  # MSVC: none (see build_support/pgo.py)
         self.profdata = self.clang_profdata(cxx, version_text, flags) if kind == "clang" else None
         pgo = kind == "gcc" or bool(self.profdata)
+        plain = native_flags.CORE_UNINSTRUMENTED.get(os.environ.get("SB3_ALE_VEC_SANITIZE", ""))
         inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "patches_sha256": patches_sha256(),
                   "compiler": getattr(self.compiler, "compiler_so", cxx),
                   "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
-                  "pgo": pgo and pgo_build.key(kind, roms, native_flags.pgo_use(kind, "FILE"))}
+                  "pgo": pgo and pgo_build.key(kind, roms, native_flags.pgo_use(kind, "FILE")),
+                  **({"uninstrumented": plain} if plain else {})}
         self.ale_library = core_path(version, core_key(**inputs), self.compiler.library_filename(name))
         if self.ale_library.is_file():
             print(f"reusing ALE's core from the cache: {self.ale_library}")
@@ -129,8 +131,12 @@ class BuildClib(build_clib):
         elif not pgo and kind != "clang" and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
             print("note: building ALE's core without profile guidance (needs GCC, or Clang with its "
                   "llvm-profdata, and ale-py)")
-        sources = ale_core.core_sources(src)
-        objects = self.compile_core([str(s) for s in sources], flags, roms if pgo else [], kind)
+        sources = [str(s) for s in ale_core.core_sources(src) if not plain or s.parent.name != plain]
+        objects = self.compile_core(sources, flags, roms if pgo else [], kind)
+        if plain:  # a sanitizer leaves this part alone (native_flags.CORE_UNINSTRUMENTED)
+            objects += self.compiler.compile([str(s) for s in (src / "ale" / plain).glob("*.c*")],
+                                             output_dir=self.build_temp, include_dirs=self.ale_include_dirs,
+                                             extra_postargs=native_flags.core_flags(False))
         self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
         publish_file(Path(self.build_clib) / self.compiler.library_filename(name), self.ale_library, inputs)
         print(f"ALE's core is cached as {self.ale_library}")

@@ -201,7 +201,7 @@ def _chaos_then_equal_to_fresh(front: str, sequences: int) -> None:
 @pytest.mark.tsan
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
 def test_chaos_short(front):
-    _chaos_then_equal_to_fresh(front, {"thread": 30, "address": 60}.get(SANITIZER, 240))
+    _chaos_then_equal_to_fresh(front, {"address": 60}.get(SANITIZER, 240))
 
 
 @pytest.mark.slow

@@ -233,7 +233,7 @@ def close_twice_at_once(env, what):
     [t.join(120) for t in threads]
     assert not any(t.is_alive() for t in threads), ("two close()s hung", what)
 
-rounds = int(sys.argv[1])
+rounds, long_frames = int(sys.argv[1]), int(sys.argv[2])
 for front in ("ale", "sb3", "gymnasium"):
     for r in range(rounds):
         # Short episodes: resets are being prepared when the closes come.
@@ -241,7 +241,7 @@ for front in ("ale", "sb3", "gymnasium"):
         play(env, 15)
         close_twice_at_once(env, (front, r, "after steps"))
         # A long step in flight: the workers write into its batch while both close()s run.
-        env = make(front, "breakout", 4, frameskip=1000)
+        env = make(front, "breakout", 4, frameskip=long_frames)
         (env.step_async if front == "sb3" else env.send)(np.ones(4, dtype=np.int64))
         close_twice_at_once(env, (front, r, "a step in flight"))
         env = make(front, "breakout", 4, max_num_frames_per_episode=100)
@@ -263,8 +263,10 @@ report("RESULT", ok=True)
 
 @pytest.mark.tsan  # and for ASan: two close()s at once used freed memory before
 def test_concurrent_closes_and_a_close_beside_a_step_never_crash_or_hang():
-    # Each round closes every front-end three ways: under the sanitizers two rounds show what they look for.
-    reports, stderr = _run(CONCURRENT, 2 if SANITIZER else 8, timeout=900 if SANITIZER else 300)
+    # Each round closes every front-end three ways. Under ASan two rounds show what it looks for, and a
+    # step of 200 frames is as much in flight when the closes come as one of 1,000 without.
+    asan = SANITIZER == "address"
+    reports, stderr = _run(CONCURRENT, 2 if asan else 8, 200 if asan else 1000, timeout=900 if SANITIZER else 300)
     assert reports.get("RESULT") == {"ok": True}, stderr[-3000:]
 
 
@@ -293,7 +295,8 @@ CPU = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
 
 
 def _on_cpu():
-    os.sched_setaffinity(0, {CPU})
+    if hasattr(os, "sched_setaffinity"):  # Linux; elsewhere unpinned, a lighter load
+        os.sched_setaffinity(0, {CPU})
 
 
 @pytest.fixture
@@ -314,7 +317,6 @@ def _close_and_exit(front: str) -> tuple[float, float]:
     return reports["RESULT"]["close_s"], time.time() - reports["RESULT"]["end"]
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pins its processes to one CPU (Linux)")
 @pytest.mark.nosan  # timings of an instrumented build mean nothing
 @pytest.mark.slow  # six processes beside a busy one on their CPU
 @pytest.mark.parametrize("front", ["ale", "sb3"])  # the gymnasium front-end's engine is the ale one's

@@ -42,13 +42,27 @@ export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters her
 # `sanitize.sh` (CI): the Python tests' quick tier; `sanitize.sh all`: their slow tier too (an hour).
 tier="not slow and"
 [[ "${1:-}" == "all" ]] && tier=""
+# The two builds run at once, each into its own log (printed when both are done): the TSan half is
+# short since its build leaves ALE's emulator uninstrumented, and one after the other the ASan tests
+# left a core idle. A failing half fails the run.
+logs=$(mktemp -d)
 # ASan + UBSan: every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
   tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier not nosan"
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier not nosan" \
+  > "$logs/address" 2>&1 &
+asan=$!
 # TSan: the tests whose work crosses threads (batches, failures, close, thread counts, ALE's shared
 # colour-averaging tables).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
   tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier tsan and not nosan"
+  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier tsan and not nosan" \
+  > "$logs/thread" 2>&1 &
+tsan=$!
+status=0
+wait "$asan" || status=$?
+wait "$tsan" || status=$?
+cat "$logs/address" "$logs/thread"
+rm -rf "$logs"
+exit "$status"

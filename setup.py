@@ -131,11 +131,11 @@ class BuildClib(build_clib):
         elif not pgo and kind != "clang" and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
             print("note: building ALE's core without profile guidance (needs GCC, or Clang with its "
                   "llvm-profdata, and ale-py)")
-        sources = [str(s) for s in ale_core.core_sources(src) if not plain or s.parent.name != plain]
-        objects = self.compile_core(sources, flags, roms if pgo else [], kind)
-        if plain:  # a sanitizer leaves this part alone (native_flags.CORE_UNINSTRUMENTED)
-            objects += self.compiler.compile([str(s) for s in (src / "ale" / plain).glob("*.c*")],
-                                             output_dir=self.build_temp, include_dirs=self.ale_include_dirs,
+        sources = ale_core.core_sources(src)
+        alone = [str(s) for s in sources if s.parent.name == plain]  # native_flags.CORE_UNINSTRUMENTED
+        objects = self.compile_core([str(s) for s in sources if str(s) not in alone], flags, roms if pgo else [], kind)
+        if alone:  # the sanitizer leaves these alone: the core's own flags only
+            objects += self.compiler.compile(alone, output_dir=self.build_temp, include_dirs=self.ale_include_dirs,
                                              extra_postargs=native_flags.core_flags(False))
         self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
         publish_file(Path(self.build_clib) / self.compiler.library_filename(name), self.ale_library, inputs)

@@ -6,7 +6,7 @@
 #include "check.hpp"
 
 // Under ThreadSanitizer the frames_ tests (one thread, pure functions of their inputs) are skipped:
-// they give TSan nothing to see, and its instrumented emulator made them a minute of CI (ASan runs them).
+// they give TSan nothing to see (ASan, the plain build and the AArch64 build under qemu run them).
 #if defined(__SANITIZE_THREAD__)
 constexpr bool kThreadSanitizer = true;
 #elif defined(__has_feature)

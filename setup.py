@@ -8,11 +8,13 @@ neither.
 """
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
@@ -231,6 +233,28 @@ def zlib_link_args(msvc: bool) -> list:
     return ["-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-Wl,--exclude-libs,libz.a"]
 
 
+def editable_build_temp(library: str, msvc: bool) -> str:
+    """A lasting folder for the engine's objects in an editable install, which setuptools builds in a
+    fresh temporary folder every time: README's test command reinstalls, and the objects are then
+    reused by timestamp (needs_recompile) instead of compiled again. Its name is a digest of what
+    shapes them besides our sources: Python, platform, pybind11, jaxlib, ALE's core (its path names
+    compiler, flags and release), our flags and the compiler's environment."""
+    import pybind11
+
+    def version(dist: str) -> str | None:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    inputs = {"python": sys.implementation.cache_tag, "platform": sysconfig.get_platform(),
+              "pybind11": pybind11.__version__, "jaxlib": version("jaxlib"),
+              "xla": os.environ.get("SB3_ALE_VEC_XLA", "1"),
+              "core": library, "flags": [*native_flags.engine_flags(msvc), *sanitize_flags()],
+              "env": {k: os.environ.get(k) for k in ("CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")}}
+    return str(ROOT / "build" / f"editable-{core_key(**inputs)}")
+
+
 class BuildExt(build_ext):
     """build_ext that gets ALE's core first, also when run alone (`build_ext --inplace`), and links
     the extension against it; a different core (other flags, compiler or release) rebuilds it all."""
@@ -242,11 +266,13 @@ class BuildExt(build_ext):
             raise SetupError(str(error)) from None
         clib = self.get_finalized_command("build_clib")
         library = str(clib.ale_library)
+        msvc = is_msvc(clib.compiler)  # build_ext makes its own compiler only in super().run()
+        if getattr(self, "editable_mode", False):
+            self.build_temp = editable_build_temp(library, msvc)
         stamp = Path(self.build_temp) / "ale-core-path.txt"
         if not stamp.is_file() or stamp.read_text() != library:
             shutil.rmtree(Path(self.build_temp) / "native", ignore_errors=True)
             self.force = True
-        msvc = is_msvc(clib.compiler)  # build_ext makes its own compiler only in super().run()
         # ALE's headers as system headers: -Wall -Wextra then judge only our own code. The sanitizer's
         # flags last: their -O1 overrides the engine's -O3.
         flags = [*native_flags.system_includes(clib.ale_include_dirs, msvc), *native_flags.engine_flags(msvc),

@@ -26,14 +26,18 @@ CHILD_STEPS = 150
 PRELUDE = '''
 import hashlib, json, os, signal, sys, threading, time
 import numpy as np
-from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv
+import sb3_ale_vec
+
+def front_class(front):
+    """Imported on first use, as a user would: only the SB3 front-end imports SB3 and torch."""
+    return getattr(sb3_ale_vec, {"ale": "AtariVectorEnv", "sb3": "AleNativeVecEnv", "gymnasium": "AleVectorEnv"}[front])
 
 def make(front, game, n, **options):
     if front == "sb3":
-        env = AleNativeVecEnv(game, n, seed=0, num_threads=2, **options)
+        env = front_class(front)(game, n, seed=0, num_threads=2, **options)
         env.reset()
     else:
-        env = {"ale": AtariVectorEnv, "gymnasium": AleVectorEnv}[front](game, n, num_threads=2, **options)
+        env = front_class(front)(game, n, num_threads=2, **options)
         env.reset(seed=0)
     return env
 
@@ -273,9 +277,11 @@ def test_concurrent_closes_and_a_close_beside_a_step_never_crash_or_hang():
 # -- close() and exit while every core is busy at normal priority ----------------------------------
 
 LOADED = PRELUDE + '''
-front = sys.argv[1]
+front, bare = sys.argv[1], sys.argv[2:] == ["bare"]
 close_s = 0.0
-if front != "none":  # "none": the same imports and no env, the baseline of an exit's own cost
+if bare:  # the same imports and no env: the baseline of an exit's own cost
+    front_class(front)
+else:
     env = make(front, "breakout", 8)
     play(env, 400)
     t = time.perf_counter()
@@ -308,10 +314,10 @@ def busy_core():
     proc.wait()
 
 
-def _close_and_exit(front: str) -> tuple[float, float]:
+def _close_and_exit(front: str, *bare: str) -> tuple[float, float]:
     """close()'s seconds, and the seconds from the script's last statement to its process's end."""
     try:
-        reports, _ = _run(LOADED, front, timeout=120, preexec_fn=_on_cpu)
+        reports, _ = _run(LOADED, front, *bare, timeout=120, preexec_fn=_on_cpu)
     except subprocess.TimeoutExpired:  # at ad7533a close() took minutes on a loaded shared machine
         return float("inf"), float("inf")
     return reports["RESULT"]["close_s"], time.time() - reports["RESULT"]["end"]
@@ -331,6 +337,6 @@ def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_core):
     times: list[tuple[float, float]] = []
     while len(times) < 3 and float("inf") not in (times[-1] if times else ()):  # a time-out fails at once
         close_s, exit_s = _close_and_exit(front)
-        times.append((close_s, exit_s - _close_and_exit("none")[1]))
+        times.append((close_s, exit_s - _close_and_exit(front, "bare")[1]))
     close_s, extra_s = (statistics.median(t[k] for t in times) for k in (0, 1))
     assert close_s < 1 and extra_s < 5, times

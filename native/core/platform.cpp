@@ -115,7 +115,28 @@ std::string this_thread_name() {
 #endif
 }
 
-std::vector<int> allowed_cpus() {
+#if defined(__linux__)
+namespace {
+cpu_set_t cpu_set_of(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) {
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  }
+  return set;
+}
+}  // namespace
+#endif
+
+int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+std::vector<int> this_thread_cpus() {
   std::vector<int> cpus;
 #if defined(__linux__)
   cpu_set_t set;
@@ -125,7 +146,37 @@ std::vector<int> allowed_cpus() {
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
   }
-#elif defined(_WIN32)
+#endif
+  return cpus;
+}
+
+bool set_this_thread_cpus(const std::vector<int>& cpus) {
+#if defined(__linux__)
+  const cpu_set_t set = cpu_set_of(cpus);
+  return !cpus.empty() && sched_setaffinity(0, sizeof set, &set) == 0;
+#else
+  (void)cpus;
+  return false;
+#endif
+}
+
+bool keep_off_cpu(std::thread& thread, const std::vector<int>& cpus, int cpu) {
+#if defined(__linux__)
+  if (cpus.size() < 2 || std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) return false;
+  cpu_set_t set = cpu_set_of(cpus);
+  CPU_CLR(cpu, &set);
+  return pthread_setaffinity_np(thread.native_handle(), sizeof set, &set) == 0;
+#else
+  (void)thread;
+  (void)cpus;
+  (void)cpu;
+  return false;
+#endif
+}
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus = this_thread_cpus();
+#if defined(_WIN32)
   // The CPUs of the process's processor group; both masks 0 when its threads span several groups.
   DWORD_PTR process = 0, system = 0;
   if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system) != 0) {

@@ -66,6 +66,8 @@ class ThreadPool {
   /// Spins briefly (lock released) for `count` finished indices before the caller sleeps.
   void caller_spin(std::unique_lock<std::mutex>& lock, int count);
 
+  /// Keeps the sleeping workers off `cpu` (the caller's) for the wake-up that follows (thread_pool.cpp).
+  void keep_sleepers_off(int cpu);
   /// Runs one piece of `idle_` (lock released meanwhile), unless a task is queued: whether it ran one.
   bool run_idle(std::unique_lock<std::mutex>& lock);
 
@@ -82,6 +84,14 @@ class ThreadPool {
   int running_ = 0;
   int wanted_ = 0;         // finished indices the caller waits for
   bool stop_ = false;
+  int sleepers_ = 0;       // workers asleep on work_ready_: the others find a queued task themselves
+  const bool steer_;       // keep_sleepers_off() before a wake-up: Linux, workers not pinned, no more than CPUs
+  struct Sleep {           // per worker, under mutex_
+    bool asleep = false;
+    bool steered = false;  // kept off the caller's CPU since its wake-up
+    std::vector<int> cpus;  // its allowed CPUs when it went to sleep
+  };
+  std::vector<Sleep> sleep_;
   std::vector<std::thread> workers_;  // last: started once the rest is built
 };
 

@@ -60,6 +60,35 @@ TEST(a_thread_is_named_lowered_and_pinned) {
   CHECK(pinned == kCanPin);
 }
 
+TEST(a_thread_is_kept_off_one_cpu_and_takes_its_cpus_back) {
+#if defined(__linux__)
+  constexpr bool kLinux = true;
+#else
+  constexpr bool kLinux = false;
+#endif
+  const std::vector<int> cpus = platform::this_thread_cpus();
+  CHECK(platform::current_cpu() >= 0 == kLinux);
+  CHECK(cpus == (kLinux ? platform::allowed_cpus() : std::vector<int>{}));
+  std::atomic<int> step{0};
+  std::vector<int> kept, back;
+  std::thread thread([&] {
+    while (step.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    kept = platform::this_thread_cpus();
+    platform::set_this_thread_cpus(cpus);
+    back = platform::this_thread_cpus();
+  });
+  const int off = cpus.empty() ? 0 : cpus.front();
+  CHECK(!platform::keep_off_cpu(thread, cpus, -1));  // not one of them: nothing done
+  CHECK(platform::keep_off_cpu(thread, cpus, off) == (kLinux && cpus.size() > 1));
+  step.store(1);
+  thread.join();
+  if (kLinux && cpus.size() > 1) {
+    CHECK(std::find(kept.begin(), kept.end(), off) == kept.end());
+    CHECK(kept.size() + 1 == cpus.size());
+    CHECK(back == cpus);
+  }
+}
+
 TEST(the_process_id_is_the_same_on_every_thread) {
   const std::int64_t id = platform::process_id();
   std::int64_t on_thread = 0;

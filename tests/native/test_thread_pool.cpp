@@ -14,6 +14,7 @@
 #endif
 
 #include "core/background.hpp"
+#include "core/platform.hpp"
 #include "core/thread_pool.hpp"
 #include "check.hpp"
 #include "envs.hpp"
@@ -79,6 +80,25 @@ TEST(idle_work_runs_on_workers_between_tasks_never_on_the_caller) {
   CHECK(pieces.load() == 50);  // the workers did it all, between batches and after them
   CHECK(on_caller.load() == 0);
   CHECK(std::all_of(runs.begin(), runs.end(), [](const std::atomic<int>& r) { return r.load() == 20; }));
+}
+
+TEST(a_worker_woken_after_a_gap_runs_on_every_cpu_it_had) {
+  // The caller keeps a sleeping worker off its own CPU for the wake-up (thread_pool.cpp): the worker
+  // must have all its CPUs back before it runs a task, and keep them after.
+  const std::vector<int> cpus = sb3ale::platform::this_thread_cpus();
+  std::vector<std::vector<int>> seen;  // a worker's CPUs, at each of its tasks (one worker: no race)
+  ThreadPool pool(2, -1, [&](int) {
+    if (ThreadPool::current_thread() != 0) seen.push_back(sb3ale::platform::this_thread_cpus());
+    std::this_thread::sleep_for(std::chrono::microseconds(300));  // so that the worker takes one too
+  });
+  for (int round = 0; round < 20; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past the worker's spin: it sleeps
+    pool.submit({0, 1});
+    pool.wait(2);
+    pool.take(2);
+  }
+  CHECK(!seen.empty());
+  CHECK(std::all_of(seen.begin(), seen.end(), [&](const std::vector<int>& s) { return s == cpus; }));
 }
 
 TEST(take_returns_what_finished_and_no_more) {

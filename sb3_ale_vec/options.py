@@ -157,14 +157,14 @@ def check_actions(actions: Any, count: int, n: int, column_ok: bool = False) -> 
     """Action indices in [0, n), shape (count,) (or (count, 1) if column_ok), as a fresh int64 copy:
     the step may run on after the caller returns."""
     array = np.asarray(actions)
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+    if array.dtype.kind not in "iu":  # numpy's integers (bool is "b"); on every step: no issubdtype
         raise TypeError(f"actions must be integers (action indices), got dtype {array.dtype}")
     shapes = ((count,), (count, 1)) if column_ok else ((count,),)
     if array.shape not in shapes:
         raise ValueError(f"actions must have shape {' or '.join(map(str, shapes))}, got {array.shape}")
     array = array.reshape(count).astype(np.int64)
-    bad = np.flatnonzero((array < 0) | (array >= n))
-    if bad.size:
+    if (array.view(np.uint64) >= n).any():  # one comparison: a negative index wraps above n
+        bad = np.flatnonzero((array < 0) | (array >= n))
         raise ValueError(f"action {array[bad[0]]} (row {bad[0]}) is out of range: allowed 0..{n - 1}")
     return array
 

@@ -67,7 +67,7 @@ TEST(a_thread_is_kept_off_one_cpu_and_takes_its_cpus_back) {
   constexpr bool kLinux = false;
 #endif
   const std::vector<int> cpus = platform::this_thread_cpus();
-  CHECK(platform::current_cpu() >= 0 == kLinux);
+  CHECK((platform::current_cpu() >= 0) == kLinux);
   CHECK(cpus == (kLinux ? platform::allowed_cpus() : std::vector<int>{}));
   std::atomic<int> step{0};
   std::vector<int> kept, back;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -38,7 +39,19 @@ class Chain {
 
  protected:
   explicit Chain(const EnvConfig& config) : frame_(static_cast<size_t>(config.frame_size()), 0) {}
+
+  /// frame_ = resize(src), `size` bytes: only the rows whose source rows differ from the last call's
+  /// src are resized again (AreaResize::update). Two frames in a row differ in a few rows.
+  void resize_to_frame(const AreaResize& resize, const uint8_t* src, size_t size) {
+    if (last_src_.size() != size) last_src_.assign(size, 0);  // at first zeros, whose resize frame_ holds
+    resize.update(src, last_src_.data(), frame_.data());
+    std::memcpy(last_src_.data(), src, size);
+  }
+
   std::vector<uint8_t> frame_;
+
+ private:
+  std::vector<uint8_t> last_src_;  // what frame_ is the resize of, once resize_to_frame has run
 };
 
 /// Each chain loads the ROM, then takes the resize of its screen's height from `resizes`.

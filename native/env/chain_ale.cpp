@@ -108,7 +108,7 @@ class AleChain : public Chain {
     if (config_.maxpool) {
       max_in_place(raw_[0].data(), raw_[1].data(), raw_[0].size());
     }
-    resize_(raw_[0].data(), frame_.data());
+    resize_to_frame(resize_, raw_[0].data(), raw_[0].size());
   }
 
   const EnvConfig& config_;

@@ -76,7 +76,7 @@ class GymnasiumChain : public Chain {
     if (config_.maxpool && config_.frameskip > 1) {
       max_in_place(buffer_[0].data(), buffer_[1].data(), buffer_[0].size());
     }
-    resize_(buffer_[0].data(), frame_.data());
+    resize_to_frame(resize_, buffer_[0].data(), buffer_[0].size());
   }
 
   const EnvConfig& config_;

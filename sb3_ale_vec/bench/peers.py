@@ -36,6 +36,8 @@ PEERS = {  # name: (table, what it is)
     "act() ale-py": ("equal", "the limit: ale-py's ALEInterface.act() in a Python loop"),
     "sb3_ale_vec sb3": ("sb3", "this engine with SB3's defaults: AleNativeVecEnv"),
     "sb3_ale_vec sb3 ram_info": ("sb3", "the same with ram_info=True (info[\"ram\"] in every info dict)"),
+    "sb3_ale_vec sb3 no_life": ("sb3", "SB3's front-end on the equal work's frames: AleNativeVecEnv(episodic_life=False) "
+                                       "(its FIRE reset: SB3's two agent steps, 8 frames)"),
     "sb3 subproc": ("sb3", "SB3 make_atari_env + VecFrameStack, SubprocVecEnv"),
     "sb3 dummy": ("sb3", "SB3 make_atari_env + VecFrameStack, DummyVecEnv"),
     "gymnasium async": ("sb3", "gymnasium AsyncVectorEnv of AtariPreprocessing + FrameStackObservation"),
@@ -109,10 +111,11 @@ def _make(peer: str, game: str, n: int, threads: int, batch: int) -> tuple[Any, 
         return env, step, int(env.action_space.n)
     if batch != n:
         raise ValueError(f"{peer} has no asynchronous batches")
-    if peer in ("sb3_ale_vec sb3", "sb3_ale_vec sb3 ram_info"):
+    if peer in ("sb3_ale_vec sb3", "sb3_ale_vec sb3 ram_info", "sb3_ale_vec sb3 no_life"):
         from sb3_ale_vec import AleNativeVecEnv
 
-        env = AleNativeVecEnv(game, n, seed=0, num_threads=threads, ram_info=peer.endswith("ram_info"))
+        env = AleNativeVecEnv(game, n, seed=0, num_threads=threads, ram_info=peer.endswith("ram_info"),
+                              episodic_life=False if peer.endswith("no_life") else None)
         env.reset()
         return env, env.step, int(env.action_space.n)
     import ale_py

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "env/chain.hpp"
+#include "env/max_pool.hpp"
 
 namespace sb3ale {
 
@@ -19,12 +20,10 @@ class AleChain : public Chain {
         config_(config),
         emu_(loaded(emulator)),
         resize_(resizes.get(emu_.screen_height())),
+        pool_(config, emu_, config.maxpool),
         rng_(std::random_device{}()),
         noop_dist_(0, config.noop_max > 0 ? config.noop_max - 1 : 0) {
     fire_ = config_.fire_reset && emu_.has_action(ale::PLAYER_A_FIRE);
-    const size_t size = emu_.screen_pixels() * static_cast<size_t>(config_.channels());
-    raw_[0].assign(size, 0);
-    raw_[1].assign(size, 0);
   }
 
   static Emulator& loaded(Emulator& emulator) {
@@ -48,8 +47,7 @@ class AleChain : public Chain {
       emu_.act_id(ale::PLAYER_A_NOOP);
       if (emu_.game_over()) emu_.reset_game();
     }
-    emu_.capture(raw_[0].data());
-    std::fill(raw_[1].begin(), raw_[1].end(), 0);
+    pool_.reset_frame();
     warp();
     elapsed_ = 0;
     lives_ = emu_.lives();
@@ -69,7 +67,8 @@ class AleChain : public Chain {
       if (out.terminated || elapsed_ >= config_.max_num_frames_per_episode || (config_.episodic_life && life_lost)) {
         break;
       }
-      if (skip <= 2) emu_.capture(raw_[skip - 1].data());  // the last two frames of the skip
+      if (skip == 2) pool_.older();  // the last two frames of the skip
+      if (skip == 1) pool_.newer();
     }
     warp();
     lives_ = emu_.lives();
@@ -103,21 +102,15 @@ class AleChain : public Chain {
     return script;
   }
 
-  void warp() {
-    // In place into raw_[0], which so keeps the max until a frame overwrites it.
-    if (config_.maxpool) {
-      max_in_place(raw_[0].data(), raw_[1].data(), raw_[0].size());
-    }
-    resize_to_frame(resize_, raw_[0].data(), raw_[0].size());
-  }
+  void warp() { resize_to_frame(resize_, pool_.pooled(), pool_.size()); }
 
   const EnvConfig& config_;
   Emulator& emu_;
   const AreaResize& resize_;
+  MaxPool pool_;  // in place, as ALE's own: its frame keeps the max until a frame overwrites it
   std::mt19937 rng_;
   std::uniform_int_distribution<> noop_dist_;
   bool fire_ = false;
-  std::vector<uint8_t> raw_[2];
   int elapsed_ = 0;  // frames since the reset, against max_num_frames_per_episode
   int lives_ = 0;
 };

@@ -5,6 +5,7 @@
 
 #include "env/chain.hpp"
 #include "env/gym_atari_env.hpp"
+#include "env/max_pool.hpp"
 
 namespace sb3ale {
 
@@ -17,19 +18,15 @@ class GymnasiumChain : public Chain {
         config_(config),
         emu_(emulator),
         env_(config, emulator),
-        resize_(resizes.get(emu_.screen_height())) {
-    const size_t size = emu_.screen_pixels() * static_cast<size_t>(config_.channels());
-    buffer_[0].assign(size, 0);
-    buffer_[1].assign(size, 0);
-  }
+        resize_(resizes.get(emu_.screen_height())),
+        pool_(config, emu_, config.maxpool && config.frameskip > 1) {}
 
   void reset(const std::vector<uint32_t>* seed) override {
     // AtariPreprocessing.reset: AtariEnv.reset and its no-ops (as NoopResetEnv), then the reset
     // frame in obs_buffer[0] and zeros in obs_buffer[1], so that pooling leaves it as it is.
     env_.noop_reset(seed);
     lives_ = emu_.lives();
-    emu_.capture(buffer_[0].data());
-    std::fill(buffer_[1].begin(), buffer_[1].end(), 0);
+    pool_.reset_frame();
     warp();
     emu_.set_next_reset_script(env_.noop_reset_script());  // what follows a real reset: the no-ops
   }
@@ -52,9 +49,9 @@ class GymnasiumChain : public Chain {
       }
       if (total.ended()) break;
       if (t == skip - 2) {
-        emu_.capture(buffer_[1].data());
+        pool_.older();
       } else if (t == skip - 1) {
-        emu_.capture(buffer_[0].data());
+        pool_.newer();
       }
     }
     total.game_end = total.ended();  // every reset after an episode is a new game
@@ -71,19 +68,14 @@ class GymnasiumChain : public Chain {
   }
 
  private:
-  void warp() {
-    // AtariPreprocessing._get_obs: pools in place into obs_buffer[0] (which so keeps the max), resizes.
-    if (config_.maxpool && config_.frameskip > 1) {
-      max_in_place(buffer_[0].data(), buffer_[1].data(), buffer_[0].size());
-    }
-    resize_to_frame(resize_, buffer_[0].data(), buffer_[0].size());
-  }
+  // AtariPreprocessing._get_obs: pools in place into obs_buffer[0] (which so keeps the max), resizes.
+  void warp() { resize_to_frame(resize_, pool_.pooled(), pool_.size()); }
 
   const EnvConfig& config_;
   Emulator& emu_;
   GymAtariEnv env_;            // before resize_: it loads the ROM, which says the screen's height
   const AreaResize& resize_;
-  std::vector<uint8_t> buffer_[2];  // AtariPreprocessing.obs_buffer: gray or RGB values
+  MaxPool pool_;               // AtariPreprocessing.obs_buffer
   int lives_ = 0;
 };
 

@@ -17,7 +17,7 @@ std::string join(const Values& values) {
   return text;
 }
 
-std::shared_ptr<const Palette> build_palette(ale::ALEInterface& ale, bool gray_pairs) {
+std::shared_ptr<const Palette> build_palette(ale::ALEInterface& ale, GrayPairs pairs) {
   auto palette = std::make_shared<Palette>();
   auto& colours = ale.theOSystem->colourPalette();
   for (int i = 0; i < 256; ++i) {
@@ -29,13 +29,16 @@ std::shared_ptr<const Palette> build_palette(ale::ALEInterface& ale, bool gray_p
   std::array<uint8_t, 255> indices;
   for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<uint8_t>(i);
   colours.applyPaletteGrayscale(palette->gray.data(), indices.data(), indices.size());
-  if (gray_pairs) {
+  if (pairs != GrayPairs::kNone) {
     palette->gray_pair.resize(256 * 256);
     for (int a = 0; a < 256; ++a) {
       for (int b = 0; b < 256; ++b) {
         const auto& p = palette->rgb[a];
         const auto& q = palette->rgb[b];
-        palette->gray_pair[a * 256 + b] = rgb_to_gray(std::max(p[0], q[0]), std::max(p[1], q[1]), std::max(p[2], q[2]));
+        palette->gray_pair[a * 256 + b] =
+            pairs == GrayPairs::kMaxOfGray
+                ? std::max(palette->gray[a], palette->gray[b])
+                : rgb_to_gray(std::max(p[0], q[0]), std::max(p[1], q[1]), std::max(p[2], q[2]));
       }
     }
   }
@@ -49,11 +52,17 @@ void quiet_ale_logs() {
   std::call_once(once, [] { ale::Logger::setMode(ale::Logger::Error); });
 }
 
+GrayPairs gray_pairs_of(const EnvConfig& config) {
+  if (!config.grayscale || config.obs_type != ObsType::kProcessed) return GrayPairs::kNone;
+  if (config.preset == Preset::kSB3) return GrayPairs::kGrayOfMaxRgb;
+  return config.maxpool && config.frameskip > 1 ? GrayPairs::kMaxOfGray : GrayPairs::kNone;
+}
+
 std::shared_ptr<const Palette> PaletteCache::get(const std::string& rom_path, ale::ALEInterface& ale,
-                                                 bool gray_pairs) {
+                                                 GrayPairs pairs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& palette = palettes_[{rom_path, gray_pairs}];
-  if (!palette) palette = build_palette(ale, gray_pairs);
+  auto& palette = palettes_[{rom_path, pairs}];
+  if (!palette) palette = build_palette(ale, pairs);
   return palette;
 }
 
@@ -95,8 +104,7 @@ void Emulator::load(int32_t ale_seed) {
   }
   if (!palette_) {
     action_set_ = config_.full_action_space ? ale_->getLegalActionSet() : ale_->getMinimalActionSet();
-    const bool pairs = config_.grayscale && config_.preset == Preset::kSB3;
-    palette_ = palettes_.get(config_.rom_path, *ale_, pairs);
+    palette_ = palettes_.get(config_.rom_path, *ale_, gray_pairs_of(config_));
     // The screen's height is the ROM's (ALE's per-cartridge display properties), fixed once loaded.
     const auto& screen = ale_->getScreen();
     if (screen.width() != kScreenWidth || screen.height() < 1) {

@@ -40,24 +40,34 @@ auto with_rom(const std::string& rom_path, Read read) {
   return read(ale);
 }
 
+/// What a palette's table over pairs of indices holds: the gray of two pooled frames' pixels.
+enum class GrayPairs : int {
+  kNone,          ///< no table
+  kGrayOfMaxRgb,  ///< gray(max(rgb[a], rgb[b])), OpenCV's RGB2GRAY: SB3 pools RGB, then converts
+  kMaxOfGray,     ///< max(gray[a], gray[b]): ALE and Gymnasium convert, then pool
+};
+
+/// The pair table a config's chain pools with (kNone: it pools no gray frames).
+GrayPairs gray_pairs_of(const EnvConfig& config);
+
 /// A ROM's colours: what ALE's palette gives for each screen byte (palette index).
 struct Palette {
   std::array<std::array<uint8_t, 3>, 256> rgb{};  ///< getScreenRGB's colour of each index
   std::array<uint8_t, 256> gray{};                ///< getScreenGrayscale's gray of each index
-  /// gray(max(rgb[a], rgb[b])) at a * 256 + b, OpenCV's RGB2GRAY: SB3 pools RGB, then converts,
-  /// and one table over pairs of indices does both. Empty unless asked for (64 KiB).
+  /// The pooled gray of indices a and b at a * 256 + b (GrayPairs): one table lookup both pools and
+  /// converts. Empty for GrayPairs::kNone (else 64 KiB).
   std::vector<uint8_t> gray_pair;
 };
 
-/// One Palette per ROM for the whole engine (the palette depends only on the cartridge's display
-/// format), built by the first env that loads the ROM. Safe to use from many threads.
+/// One Palette per ROM and pair table for the whole engine (the palette depends only on the
+/// cartridge's display format), built by the first env that loads the ROM. Safe to use from many threads.
 class PaletteCache {
  public:
-  std::shared_ptr<const Palette> get(const std::string& rom_path, ale::ALEInterface& ale, bool gray_pairs);
+  std::shared_ptr<const Palette> get(const std::string& rom_path, ale::ALEInterface& ale, GrayPairs pairs);
 
  private:
   std::mutex mutex_;
-  std::map<std::pair<std::string, bool>, std::shared_ptr<const Palette>> palettes_;
+  std::map<std::pair<std::string, GrayPairs>, std::shared_ptr<const Palette>> palettes_;
 };
 
 /// The info a reset returns (what SB3's DummyVecEnv stores in reset_infos).

@@ -52,8 +52,8 @@ def test_rl_zoo_example_trains_enjoys_and_records(tmp_path):
 
 
 def test_benchmark_runs_every_peer_and_writes_json_and_plot(tmp_path):
-    peers = ["sb3_ale_vec", "ale_py", "act() this build", "act() ale-py", "sb3_ale_vec sb3", "sb3 subproc", "sb3 dummy",
-             "gymnasium async"]
+    peers = ["sb3_ale_vec", "ale_py", "act() this build", "act() ale-py", "sb3_ale_vec sb3", "sb3_ale_vec sb3 no_life",
+             "sb3 subproc", "sb3 dummy", "gymnasium async"]
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--repeats", "2", "--steps", "40", "--seconds", "0.2", "--num-envs", "2,3",
                 "--threads", "1", "--peers", ",".join(peers), "--out", str(tmp_path / "bench")])
     for peer in peers:

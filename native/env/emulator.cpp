@@ -40,6 +40,7 @@ std::shared_ptr<const Palette> build_palette(ale::ALEInterface& ale, GrayPairs p
                 ? std::max(palette->gray[a], palette->gray[b])
                 : rgb_to_gray(std::max(p[0], q[0]), std::max(p[1], q[1]), std::max(p[2], q[2]));
       }
+      palette->gray_pair_diagonal[a] = palette->gray_pair[a * 257];
     }
   }
   return palette;

@@ -57,6 +57,7 @@ struct Palette {
   /// The pooled gray of indices a and b at a * 256 + b (GrayPairs): one table lookup both pools and
   /// converts. Empty for GrayPairs::kNone (else 64 KiB).
   std::vector<uint8_t> gray_pair;
+  std::array<uint8_t, 256> gray_pair_diagonal{};  ///< gray_pair[k * 257]: pair_lookup's table of equal pixels
 };
 
 /// One Palette per ROM and pair table for the whole engine (the palette depends only on the

@@ -27,10 +27,11 @@ void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, 
                     Isa isa = process_isa());
 
 /// out[p] = pairs[a[p] * 256 + b[p]] for p < n: a lookup of two frames' palette indices together
-/// (SB3's gray of the max of two RGB frames).
-/// Vectorised as palette_lookup.
+/// (the pooled gray of two frames). Vectorised as palette_lookup, through `diagonal` (pairs[k * 257]
+/// for k < 256: most pixels are alike in two frames in a row) where the caller keeps it; without
+/// it, the 256 entries are read from `pairs` first.
 void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n,
-                 Isa isa = process_isa());
+                 Isa isa = process_isa(), const uint8_t* diagonal = nullptr);
 
 /// 1.5 * 2^23: adding and removing it rounds a float of magnitude < 2^22 to an integer, half to even.
 constexpr float kRoundToInt = 12582912.0f;

@@ -270,9 +270,13 @@ void palette_lookup(const uint8_t* indices, const uint8_t* table, uint8_t* out, 
   scalar_lookup(indices, table, out, n);
 }
 
-void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n, Isa isa) {
-  uint8_t diagonal[256];  // most pixels are alike in two frames in a row: a 256-byte table for them
-  for (int k = 0; k < 256; ++k) diagonal[k] = pairs[k * 257];
+void pair_lookup(const uint8_t* a, const uint8_t* b, const uint8_t* pairs, uint8_t* out, std::size_t n, Isa isa,
+                 const uint8_t* diagonal) {
+  uint8_t own[256];  // 256 reads 257 bytes apart: 256 cache lines, so callers keep theirs
+  if (diagonal == nullptr) {
+    for (int k = 0; k < 256; ++k) own[k] = pairs[k * 257];
+    diagonal = own;
+  }
 #if SB3ALE_X86
   switch (usable_isa(isa)) {
     case Isa::kAvx512: return pairs_vbmi(a, b, pairs, diagonal, out, n);

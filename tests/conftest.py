@@ -46,10 +46,23 @@ def cluster():
 RAY_FILES = ("test_distributed.py", "test_ray_chaos.py", "test_ray_faults.py", "test_readme.py", "test_sb3_contract.py")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in RAY_FILES or "cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller, on a worker's collected ids
+def pytest_xdist_node_collection_finished(node, ids):
+    """With `--dist loadgroup`, xdist suffixes "@GROUP" to each grouped test's id, by which the controller
+    sends a group to one worker. Where a pytest/xdist pair loses that suffix (pytest 9.2 with xdist 3.8),
+    groups split silently and each worker starts its own Ray cluster: stop the run instead."""
+    if node.config.getvalue("dist") == "loadgroup":
+        lost = [i for i in ids if i.split("::")[0].rpartition("/")[2] in RAY_FILES and "@" not in i]
+        if lost:
+            pytest.exit(f"--dist loadgroup does not group with pytest {pytest.__version__} and this pytest-xdist: "
+                        f"{lost[0]} has no '@ray' ({len(lost)} such); install the test extra's pytest (pyproject.toml)", 3)
 
 
 # Skips that only mean "this machine lacks an optional file, tool or CPU feature", never a missing package

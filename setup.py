@@ -7,9 +7,7 @@ flags into a per-user cache (build_support/ale_cache.py). Asking for metadata or
 neither.
 """
 
-import hashlib
 import importlib.metadata
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -29,6 +27,7 @@ from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E
 from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
 from build_support.ale_source import AleSourceError, pinned  # noqa: E402
 from build_support import native_flags, pgo as pgo_build  # noqa: E402
+from build_support.link_inputs import xla_ffi_include, zlib_dirs, zlib_link_args  # noqa: E402
 
 NATIVE = ROOT / "native"  # by layer: core/, env/, frames/, python/, xla/; includes name the layer
 
@@ -56,16 +55,6 @@ def core_sanitize_flags() -> list:
 
 def is_msvc(compiler) -> bool:
     return compiler.compiler_type == "msvc"
-
-
-def zlib_dirs() -> tuple:
-    """ALE reads ROMs with zlib. Linux and macOS have it; on Windows (no system zlib) the build takes
-    it from SB3_ALE_VEC_ZLIB_ROOT (a folder with include/zlib.h and lib/zlib.lib, e.g. vcpkg's
-    x64-windows-static-md tree): (include dirs, library dirs)."""
-    root = os.environ.get("SB3_ALE_VEC_ZLIB_ROOT")
-    if not root:
-        return [], []
-    return [str(Path(root) / "include")], [str(Path(root) / "lib")]
 
 
 def needs_recompile(obj: str, src: str) -> bool:
@@ -204,33 +193,6 @@ class BuildClib(build_clib):
             return compile_with(native_flags.pgo_use("gcc"))
         profile = pgo_build.merge(self.profdata, raw_dir, Path(self.build_temp) / "ale-core.profdata")
         return compile_with(native_flags.pgo_use("clang", str(profile)))
-
-
-def xla_ffi_include() -> str | None:
-    """jaxlib's copy of XLA's FFI headers (header-only; jaxlib is a build requirement, pinned in
-    pyproject.toml), for native/xla/xla_ffi.cpp. Found without importing jaxlib. None, with a note, when
-    jaxlib is missing (a build without isolation) or SB3_ALE_VEC_XLA=0: the engine is then built
-    without the XLA targets and xla() says so."""
-    if os.environ.get("SB3_ALE_VEC_XLA", "1") == "0":
-        return None
-    spec = importlib.util.find_spec("jaxlib")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        include = Path(location) / "include"
-        if (include / "xla" / "ffi" / "api" / "ffi.h").is_file():
-            return str(include)
-    print("note: jaxlib (a build requirement) is not installed here: building without the XLA FFI targets")
-    return None
-
-
-def zlib_link_args(msvc: bool) -> list:
-    """ALE reads ROMs with zlib (see zlib_dirs). libz.so.1 is on every manylinux policy's list of system libraries, so
-    auditwheel leaves it out of a wheel; SB3_ALE_VEC_STATIC_ZLIB=1 (the wheel command in the README)
-    links a PIC libz.a into the extension instead, its symbols hidden, so the wheel needs no libz."""
-    if msvc:
-        return [*(f"/LIBPATH:{d}" for d in zlib_dirs()[1]), "zlib.lib"]
-    if os.environ.get("SB3_ALE_VEC_STATIC_ZLIB", "0") == "0":
-        return ["-lz"]
-    return ["-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-Wl,--exclude-libs,libz.a"]
 
 
 def editable_build_temp(library: str, msvc: bool) -> str:

@@ -59,7 +59,7 @@ def pytest_xdist_node_collection_finished(node, ids):
     sends a group to one worker. Where a pytest/xdist pair loses that suffix (pytest 9.2 with xdist 3.8),
     groups split silently and each worker starts its own Ray cluster: stop the run instead."""
     if node.config.getvalue("dist") == "loadgroup":
-        lost = [i for i in ids if i.split("::")[0].rpartition("/")[2] in RAY_FILES and "@" not in i]
+        lost = [i for i in ids if i.split("::")[0].rpartition("/")[2] in RAY_FILES and not i.endswith("@ray")]
         if lost:
             pytest.exit(f"--dist loadgroup does not group with pytest {pytest.__version__} and this pytest-xdist: "
                         f"{lost[0]} has no '@ray' ({len(lost)} such); install the test extra's pytest (pyproject.toml)", 3)

@@ -56,13 +56,14 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller, on a worker's collected ids
 def pytest_xdist_node_collection_finished(node, ids):
     """With `--dist loadgroup`, xdist suffixes "@GROUP" to each grouped test's id, by which the controller
-    sends a group to one worker. Where a pytest/xdist pair loses that suffix (pytest 9.2 with xdist 3.8),
-    groups split silently and each worker starts its own Ray cluster: stop the run instead."""
+    sends a group to one worker. Without it the groups split silently and each worker starts its own Ray
+    cluster (as they did until 2026-11-28: our marks came after xdist read them): stop the run instead."""
     if node.config.getvalue("dist") == "loadgroup":
         lost = [i for i in ids if i.split("::")[0].rpartition("/")[2] in RAY_FILES and not i.endswith("@ray")]
         if lost:
-            pytest.exit(f"--dist loadgroup does not group with pytest {pytest.__version__} and this pytest-xdist: "
-                        f"{lost[0]} has no '@ray' ({len(lost)} such); install the test extra's pytest (pyproject.toml)", 3)
+            pytest.exit(f"--dist loadgroup did not group the Ray tests ({lost[0]} has no '@ray', {len(lost)} such): "
+                        "tests/conftest.py must mark them before xdist reads the marks (tryfirst), and pytest 9.2 loses "
+                        f"the suffix (the test extra asks for pytest<9.2; this is {pytest.__version__})", 3)
 
 
 # Skips that only mean "this machine lacks an optional file, tool or CPU feature", never a missing package

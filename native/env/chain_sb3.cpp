@@ -141,7 +141,7 @@ class Sb3Chain : public Chain {
     uint8_t* dst = scratch_[newest_].data();
     const Palette& palette = emu_.palette();
     if (config_.grayscale) {
-      pair_lookup(a, b, palette.gray_pair.data(), dst, pixels, process_isa(), palette.gray_pair_diagonal.data());
+      palette.pool_gray(a, b, dst, pixels);
     } else {
       for (size_t p = 0; p < pixels; ++p) {
         const auto& x = palette.rgb[a[p]];

@@ -13,6 +13,7 @@
 
 #include "ale/ale_interface.hpp"
 #include "config.hpp"
+#include "frames/frame_ops.hpp"
 #include "env/reset_ahead.hpp"
 
 namespace sb3ale {
@@ -58,6 +59,12 @@ struct Palette {
   /// converts. Empty for GrayPairs::kNone (else 64 KiB).
   std::vector<uint8_t> gray_pair;
   std::array<uint8_t, 256> gray_pair_diagonal{};  ///< gray_pair[k * 257]: pair_lookup's table of equal pixels
+
+  /// out[p] = gray_pair[a[p] * 256 + b[p]] for p < n: two frames' indices pooled to gray in one
+  /// lookup, through the table of equal pixels kept beside it.
+  void pool_gray(const uint8_t* a, const uint8_t* b, uint8_t* out, std::size_t n) const {
+    pair_lookup(a, b, gray_pair.data(), out, n, process_isa(), gray_pair_diagonal.data());
+  }
 };
 
 /// One Palette per ROM and pair table for the whole engine (the palette depends only on the

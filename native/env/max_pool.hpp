@@ -44,9 +44,7 @@ class MaxPool {
   /// The skip's last frame. With pairs, older() came first in the same skip (frameskip > 1).
   void newer() {
     if (!older_new_) return emu_.capture(last_.data());
-    const Palette& palette = emu_.palette();
-    pair_lookup(emu_.screen(), older_.data(), palette.gray_pair.data(), last_.data(), last_.size(), process_isa(),
-                palette.gray_pair_diagonal.data());
+    emu_.palette().pool_gray(emu_.screen(), older_.data(), last_.data(), last_.size());
     older_new_ = false;
   }
 

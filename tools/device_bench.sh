@@ -53,7 +53,7 @@ timeout 170 python3 -m sb3_ale_vec.bench --game breakout,pong --num-envs 16,64 -
   2>&1 | grep -v measuring | tee "$OUT/table.txt"
 pkill -9 -f sb3_ale_vec.bench; echo "== the table done at $SECONDS s"
 timeout 250 python3 -m sb3_ale_vec.bench.loops --loops tight,idle:1,busy:1 --num-envs 16,64 \
-  --threads "$threads" --old "$old" --rounds 3 --frames "$(num 12000 500)" 2>&1 | tee "$OUT/loops.txt"
+  --threads "$threads" --old "$old" --rounds 3 --frames "$(num 8000 500)" 2>&1 | tee "$OUT/loops.txt"
 pkill -9 -f sb3_ale_vec.bench; echo "== the loops done at $SECONDS s"
 device=$(python3 -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')")
 timeout 100 python3 -m sb3_ale_vec.bench --ppo 4096 --game breakout --num-envs 16 --repeats 1 \

@@ -19,9 +19,7 @@ from sb3_ale_vec.distributed.faults import replacement_seeds  # noqa: E402
 pytestmark = pytest.mark.slow
 
 OPTIONS = {"max_num_frames_per_episode": 600}
-# 600 steps hold every fault (6 kills, a node out at 300 and one in at 400) and games ending in every
-# env; each step is a Ray round trip, which CI's busy cores made 8x slower (1,500 steps: 274 s there).
-SEED, STEPS, SHARDS, ENVS = 21, 600, 4, 8
+SEED, STEPS, SHARDS, ENVS = 21, 1500, 4, 8
 
 
 class Model:

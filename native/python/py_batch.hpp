@@ -19,10 +19,10 @@ namespace py = pybind11;
 struct Columns {
   /// `ram`: the batch carries RAM (ram_info), else no RAM column is made at all.
   Columns(py::ssize_t n, py::ssize_t finals, const std::vector<py::ssize_t>& final_shape, bool ram)
-      : env_id({n}), lives({n}), episode_frame_number({n}), frame_number({n}), episode_length({n}),
-        episode_steps({n}), reset_lives({n}), reset_episode_frame_number({n}), reset_frame_number({n}),
-        final_rows({finals}), reward({n}), episode_return({n}), terminated({n}), truncated({n}), reset({n}), reset_requested({n}),
-        time_limit({n}), game_end({n}), reset_empty({n}), reset_has_seeds({n}), final_obs(final_shape),
+      : env_id(n), lives(n), episode_frame_number(n), frame_number(n), episode_length(n),
+        episode_steps(n), reset_lives(n), reset_episode_frame_number(n), reset_frame_number(n),
+        final_rows(finals), reward(n), episode_return(n), terminated(n), truncated(n), reset(n), reset_requested(n),
+        time_limit(n), game_end(n), reset_empty(n), reset_has_seeds(n), final_obs(final_shape),
         reset_seeds(std::vector<py::ssize_t>{n, 2}) {
     if (ram) {
       this->ram.emplace(std::vector<py::ssize_t>{n, kRamSize});

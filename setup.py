@@ -26,8 +26,8 @@ from build_support import ale_core  # noqa: E402
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
 from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
 from build_support.ale_source import AleSourceError, pinned  # noqa: E402
-from build_support import native_flags, pgo as pgo_build  # noqa: E402
-from build_support.link_inputs import xla_ffi_include, zlib_dirs, zlib_link_args  # noqa: E402
+from build_support import glibc_floor, native_flags, pgo as pgo_build  # noqa: E402
+from build_support.link_inputs import portable, xla_ffi_include, zlib_dirs, zlib_link_args  # noqa: E402
 
 NATIVE = ROOT / "native"  # by layer: core/, env/, frames/, python/, xla/; includes name the layer
 
@@ -249,10 +249,25 @@ class BuildExt(build_ext):
                     ext.define_macros.append(("SB3_ALE_VEC_XLA_FFI", "1"))
                 # After ALE's core, which needs zlib; nothing of ALE's core (or a static zlib) exported.
                 ext.extra_link_args += [*sanitize_flags(), *zlib_link_args(msvc), *native_flags.hide_static_libs()]
+                if self.glibc_floor():  # SB3_ALE_VEC_PORTABLE=1 on Linux
+                    ext.sources.append(str(glibc_floor.SHIMS.relative_to(ROOT)))
+                    ext.extra_link_args += glibc_floor.link_args(self.glibc_floor_stubs(clib.compiler))
             ext.extra_objects = [library]
         super().run()
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(library)
+        for ext in self.extensions if self.glibc_floor() else []:
+            newer = glibc_floor.unversioned_imports(Path(self.get_ext_fullpath(ext.name)))
+            if newer:
+                raise SetupError(f"{ext.name} needs {', '.join(newer)} from newer than glibc {glibc_floor.FLOOR}: "
+                                 "define them in build_support/glibc_floor_shims.cpp")
+
+    @staticmethod
+    def glibc_floor() -> bool:
+        return portable() and sys.platform.startswith("linux")
+
+    def glibc_floor_stubs(self, compiler) -> Path:
+        return glibc_floor.make_stubs(compiler.compiler_so[:1], Path(self.build_temp) / "glibc-floor")
 
     def build_extensions(self) -> None:
         # run() adds -lale_core from build_clib's folder, which a cache hit leaves empty.

@@ -16,13 +16,20 @@ def zlib_dirs() -> tuple:
     return [str(Path(root) / "include")], [str(Path(root) / "lib")]
 
 
+def portable() -> bool:
+    """SB3_ALE_VEC_PORTABLE=1 (the wheel command in docs/building.md): an extension that needs nothing
+    its target machines may lack. Linux: zlib linked in (libz.so.1 is on manylinux's list of system
+    libraries, but not every machine has it), libstdc++ linked in, glibc's symbols bound as its floor
+    release had them (build_support/glibc_floor.py)."""
+    return os.environ.get("SB3_ALE_VEC_PORTABLE", "0") != "0"
+
+
 def zlib_link_args(msvc: bool) -> list:
-    """ALE reads ROMs with zlib (see zlib_dirs). libz.so.1 is on every manylinux policy's list of system libraries, so
-    auditwheel leaves it out of a wheel; SB3_ALE_VEC_STATIC_ZLIB=1 (the wheel command in the README)
-    links a PIC libz.a into the extension instead, its symbols hidden, so the wheel needs no libz."""
+    """ALE reads ROMs with zlib (see zlib_dirs): the system's, or with SB3_ALE_VEC_PORTABLE=1 a PIC
+    libz.a linked into the extension, its symbols hidden."""
     if msvc:
         return [*(f"/LIBPATH:{d}" for d in zlib_dirs()[1]), "zlib.lib"]
-    if os.environ.get("SB3_ALE_VEC_STATIC_ZLIB", "0") == "0":
+    if not portable():
         return ["-lz"]
     return ["-Wl,-Bstatic", "-lz", "-Wl,-Bdynamic", "-Wl,--exclude-libs,libz.a"]
 

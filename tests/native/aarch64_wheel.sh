@@ -1,22 +1,18 @@
 #!/usr/bin/env bash
-# An AArch64 wheel of sb3-ale-vec built on x86-64 and tested under qemu-user:
-#   bash tests/native/aarch64_wheel.sh [ARM64_PYTHON_DIR] [PYTEST_ARGS...]
-# ARM64_PYTHON_DIR (default /work/arm64py) holds an aarch64 CPython 3.11 run by qemu: DIR/python, with
-# Debian's arm64 python3.11 and its headers unpacked in DIR/root and aarch64 wheels of numpy, ale-py
-# 0.12.1 and gymnasium unpacked in DIR/site (what /work/shared/tools/arm64-python.sh makes).
-# 1. pybind11, setuptools, wheel, pytest and OpenCV for aarch64 into DIR/site-extra (once);
-# 2. `setup.py bdist_wheel` run by the aarch64 Python on a copy of this checkout: its sysconfig names
-#    aarch64-linux-gnu-gcc/g++, which run natively; ALE's core without profile (its trainer would be
-#    an aarch64 program) and without XLA (no jaxlib), cached by setup.py as for any compiler; zlib
-#    linked statically (SB3_ALE_VEC_STATIC_ZLIB=1, Debian's libz.a for arm64), as the x86-64 wheels;
-# 3. `auditwheel repair` run here (it reads the wheel's ELF machine): the manylinux tag it computes
-#    from the symbol versions the extensions need; `auditwheel -v show` must list no libz;
-# 4. the repaired wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for
-#    frame with ale-py's own on Breakout, Pong and Space Invaders, with the NEON and scalar paths;
-# 5. tests/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
+# An AArch64 wheel of sb3-ale-vec tested under qemu-user on this x86-64 machine:
+#   WHEEL=dist/sb3_ale_vec-...-cp311-cp311-manylinux_2_28_aarch64.whl bash tests/native/aarch64_wheel.sh [ARM64_PYTHON_DIR] [PYTEST_ARGS...]
+# The wheel comes from `python tools/wheels.py --target linux-aarch64 --python 3.11` (cross-compiled,
+# tagged by auditwheel); without WHEEL this script builds it so. ARM64_PYTHON_DIR (default
+# /work/arm64py) holds an aarch64 CPython 3.11 run by qemu: DIR/python, with Debian's arm64 python3.11
+# in DIR/root and aarch64 wheels of numpy, ale-py 0.12.1 and gymnasium in DIR/site (what
+# /work/shared/tools/arm64-python.sh makes).
+# 1. pytest, OpenCV and their needs for aarch64 into DIR/site-extra (once);
+# 2. `auditwheel -v show` must list no libz (zlib is linked in);
+# 3. the wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for frame with
+#    ale-py's own on Breakout, Pong and Space Invaders, with the NEON and scalar paths;
+# 4. tests/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
 #    starts sys.executable, which needs binfmt_misc: its checks run here by hand instead.
-# SKIP_BUILD=1 tests the repaired wheel built before (steps 4 and 5 only).
-# Needs g++-aarch64-linux-gnu, qemu-user-static and zlib1g-dev:arm64 (as cross_aarch64.sh).
+# Needs qemu-user-static (as cross_aarch64.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 D=$(realpath -m "${1:-/work/arm64py}")
@@ -31,7 +27,7 @@ if [ ! -f "$D/site-extra/.done" ]; then
   rm -rf "$D/site-extra" "$D/wheels-extra"
   python3 -m pip download -q --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
     --python-version 3.11 --only-binary=:all: -d "$D/wheels-extra" \
-    "pybind11>=2.12" "setuptools>=77" wheel pytest pytest-timeout opencv-python-headless 2>&1 \
+    pytest pytest-timeout opencv-python-headless 2>&1 \
     | { grep -v "is ignored" || true; }  # this machine's pip.conf names a local index that may be absent
   for w in "$D"/wheels-extra/*.whl; do python3 -m zipfile -e "$w" "$D/site-extra"; done
   touch "$D/site-extra/.done"
@@ -51,29 +47,13 @@ auditwheel() {
 }
 export PYTHONPATH="$D/site-extra"  # DIR/python puts DIR/site first
 
-if [ "${SKIP_BUILD:-0}" = 1 ] && ls "$out"/wheelhouse/*.whl > /dev/null 2>&1; then
-  echo "== SKIP_BUILD=1: the wheel built before"
-else
-  echo "== building the wheel (aarch64 Python under qemu driving aarch64-linux-gnu-g++)"
-  rm -rf "$out/src" "$out/dist" "$out/wheelhouse"
-  mkdir -p "$out/src"
-  # The checkout as it is (tracked files and new ones git does not ignore), no build outputs.
-  (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 tar -c) | tar -x -C "$out/src"
-  # Python's headers from DIR/root (sysconfig names /usr/include/python3.11, the host's if any):
-  # Python.h, and the <aarch64-linux-gnu/python3.11/pyconfig.h> it includes. CPPFLAGS precede the -I's.
-  (cd "$out/src" && CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
-    CPPFLAGS="-I$D/root/usr/include/python3.11 -isystem $D/root/usr/include" \
-    SB3_ALE_VEC_PGO=0 SB3_ALE_VEC_XLA=0 SB3_ALE_VEC_JOBS=${JOBS:-2} SB3_ALE_VEC_STATIC_ZLIB=1 \
-    "$D/python" setup.py -q bdist_wheel -d "$out/dist" > "$out/build.log" 2>&1) \
+if [ -z "${WHEEL:-}" ]; then
+  echo "== building the wheel: tools/wheels.py --target linux-aarch64 --python 3.11"
+  env -u PYTHONPATH python "$root/tools/wheels.py" --target linux-aarch64 --python 3.11 > "$out/build.log" 2>&1 \
     || { tail -n 40 "$out/build.log"; exit 1; }
-  grep -E "ALE's core|note:" "$out/build.log" || true
-  echo "== built $(basename "$(ls "$out"/dist/*.whl)") in $((SECONDS - start)) s"
-  echo "== repairing it with $(auditwheel --version | head -n 1 | cut -d' ' -f1,2)"
-  # No --plat: the tag is the oldest policy that has every symbol version the extensions need.
-  auditwheel repair -w "$out/wheelhouse" "$out"/dist/*.whl > "$out/repair.log" 2>&1 \
-    || { tail -n 20 "$out/repair.log"; exit 1; }
+  WHEEL=$(ls -t "$root"/dist/sb3_ale_vec-*-cp311-cp311-*aarch64.whl | head -n 1)
 fi
-wheel=$(ls "$out"/wheelhouse/*.whl)
+wheel=$(realpath "$WHEEL")
 echo "== $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB; auditwheel show:"
 auditwheel show "$wheel" 2>&1 | grep -v -e "^INFO" -e "^$" | sed 's/^/   /'
 # Debian's libz versions no symbol, so plain `show` would not name it: -v lists each DT_NEEDED.

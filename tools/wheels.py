@@ -18,6 +18,7 @@ target's objects are kept in build/wheels/src/build, so a second run compiles on
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
-from build_support import linux_cross  # noqa: E402
+from build_support import glibc_floor, linux_cross  # noqa: E402
 import wheel_checks  # noqa: E402  (what is checked of each wheel, and the table)
 
 WORK = ROOT / "build" / "wheels"
@@ -107,7 +108,11 @@ def build_linux(target: str, version: str, src: Path, log: Path) -> Path:
     (wheel,) = raw.glob("*.whl")
     # No --plat: auditwheel tags it with the oldest policy whose symbol versions it satisfies.
     out = run([python.parent / "auditwheel", "repair", "-w", DIST, wheel], log, env=repair_env)
-    return Path(out.rsplit("Fixed-up wheel written to ", 1)[1].split()[0])
+    repaired = Path(out.rsplit("Fixed-up wheel written to ", 1)[1].split()[0])
+    floor = min(int(m) for m in re.findall(r"manylinux_2_(\d+)", repaired.name) or ["99"])
+    if floor > int(glibc_floor.FLOOR.split(".")[1]):
+        sys.exit(f"{repaired.name}: auditwheel tags it for glibc 2.{floor}, above the floor {glibc_floor.FLOOR}")
+    return repaired
 
 
 def build(target: str, version: str, src: Path) -> Path:
@@ -117,7 +122,7 @@ def build(target: str, version: str, src: Path) -> Path:
     if target.startswith("linux"):
         return build_linux(target, version, src, log)
     from build_support import cross_wheel  # macOS and Windows
-    return cross_wheel.build_cross_wheel(target, version, DIST, log=log)
+    return cross_wheel.build_cross_wheel(target, version, DIST)
 
 
 def main() -> None:

@@ -174,12 +174,12 @@ def python_data_symbols(include: Path) -> set:
 
 def make_import_library(objects: list, version: str, include: Path, out: Path) -> Path:
     """An import library of pythonXY.dll with exactly the Python symbols the objects import (they are
-    compiled with __declspec(dllimport): each is an undefined __imp_NAME), made with dlltool from a
-    .def file, so no CPython binary is needed."""
+    compiled with __declspec(dllimport): each is an undefined __imp_NAME; a function whose address a
+    static initialiser takes is a plain NAME, the import library's thunk), made with dlltool from a .def
+    file, so no CPython binary is needed."""
     listing = subprocess.run(["x86_64-w64-mingw32-nm", "-u", *map(str, objects)], capture_output=True, text=True,
                              check=True).stdout
-    names = sorted({line.split()[-1][len("__imp_"):] for line in listing.splitlines()
-                    if re.search(r"\s__imp__?Py\w+$", line)})
+    names = sorted({m.group(1) for m in re.finditer(r"\s(?:__imp_)?(_?Py\w+)$", listing, re.MULTILINE)})
     data = python_data_symbols(include)
     dll = f"python{version.replace('.', '')}.dll"
     out.mkdir(parents=True, exist_ok=True)
@@ -203,7 +203,7 @@ def link_command(target: Target, objects: list, core: Path, work: Path, output: 
         return [*target.cxx, "-shared", "-undefined", "dynamic_lookup", f"-Wl,-install_name,@rpath/{output.name}",
                 *map(str, objects), str(core), str(stub), "-o", str(output)]
     python_lib = make_import_library(objects, version, include, work / f"import-{version}")
-    return [*target.cxx, "-shared", "-static", "-static-libgcc", "-static-libstdc++", *map(str, objects), str(core),
+    return [*target.cxx, "-shared", "-s", "-static", "-static-libgcc", "-static-libstdc++", *map(str, objects), str(core),
             "-lz", str(python_lib), "-o", str(output)]
 
 

@@ -29,14 +29,17 @@ for target in "${targets[@]}"; do
   t0=$SECONDS
   mapfile -t command < <($python -m build_support.cross_targets flags "$target")
   include=$($python -m build_support.cross_targets headers "$target" "$pyver" "$out/$target")
-  # Zig's driver cannot stop after the syntax (it renames an object into its cache): Clang compiles to
-  # /dev/null there, at -O0, as Clang's warnings come from its front end, the same at any -O.
-  mode=(-fsyntax-only)
-  if [ "$target" = macos-arm64 ]; then mode=(-O0 -c -o /dev/null); fi
+  # Zig's driver cannot stop after the syntax (it renames an object out of its cache, and -o /dev/null
+  # leaves it in the current folder): Clang compiles objects into $out there, at -O0, as Clang's
+  # warnings come from its front end, the same at any -O.
+  mode=(-fsyntax-only) objects=
+  if [ "$target" = macos-arm64 ]; then mode=(-O0 -c) objects=$out/$target/obj; mkdir -p "$objects"; fi
+  export objects
   flags=("${command[@]}" "${mode[@]}" -Werror -DSB3_ALE_VEC_ALE_VERSION='"check"' -I native
          -isystem "${ale[0]}" -isystem "${ale[1]}" -isystem "$include" -isystem "$pybind" "${xla_flags[@]}")
   echo "== $target: ${#sources[@]} files, CPython $pyver's headers, XLA FFI $xla_state: ${command[*]}"
-  if printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c '"$@" {} || { echo "FAILED: {}"; exit 255; }' _ "${flags[@]}"
+  if printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c \
+    '"$@" {} ${objects:+-o "$objects/$(echo {} | tr / _).o"} || { echo "FAILED: {}"; exit 255; }' _ "${flags[@]}"
   then echo "== $target: all ${#sources[@]} compiled in $((SECONDS - t0)) s"
   else echo "== $target: FAILED"; status=1
   fi

@@ -59,7 +59,7 @@ int draw_libstdcxx(Engine& engine, int a, int b) {
   return detail::offset(a, detail::lemire_below(engine, s));
 }
 
-/// libc++ (__random/uniform_int_distribution.h, LLVM 14 to 20): a size of 1 returns a without a draw;
+/// libc++ (__random/uniform_int_distribution.h; LLVM 14 and a recent main alike): a size of 1 returns a without a draw;
 /// otherwise __independent_bits_engine takes the low w bits of a draw, w = ceil(log2(size)), and
 /// the draw is retried while that is >= size. Its own rejection (a draw >= y0) never fires on
 /// mt19937's 32 bits with w <= 32. The full range is the raw draw, not offset by a.

@@ -95,12 +95,18 @@ def test_x86_64(version: str, wheel: Path, work: Path) -> str:
     return f"ran in a fresh venv, no compiler{' (with SB3)' if sb3 else ''}: {pytest_summary(done.stdout)}"
 
 
+# aarch64 CPythons run by qemu: ../shared/tools/arm64-python.sh's 3.11, tests/native/arm64_python313.sh's
+# 3.13 (ARM64_PYTHONS: their folders, colon-separated).
+ARM64_PYTHONS = os.environ.get("ARM64_PYTHONS", "/work/arm64py:/work/arm64py313")
+
+
 def test_aarch64(version: str, wheel: Path) -> str:
-    """Under qemu, with an aarch64 CPython of that version (../shared/tools/arm64-python.sh's)."""
-    arm64 = Path(os.environ.get("ARM64_PYTHON", "/work/arm64py"))
-    have = list((arm64 / "root" / "usr" / "bin").glob(f"python{version}"))
-    if not (arm64 / "python").exists() or not have:
-        return f"built and inspected; not run (no aarch64 CPython {version} at {arm64})"
+    """Under qemu, with an aarch64 CPython of that version."""
+    found = [Path(d) for d in ARM64_PYTHONS.split(":")
+             if (Path(d) / "python").exists() and (Path(d) / "root" / "usr" / "bin" / f"python{version}").exists()]
+    if not found:
+        return f"built and inspected; not run (no aarch64 CPython {version} in {ARM64_PYTHONS})"
+    arm64 = found[0]
     done = subprocess.run(["bash", ROOT / "tests" / "native" / "aarch64_wheel.sh", arm64],
                           env={**os.environ, "WHEEL": str(wheel)}, capture_output=True, text=True)
     if done.returncode:

@@ -3,9 +3,9 @@
 #   WHEEL=dist/sb3_ale_vec-...-cp311-cp311-manylinux_2_28_aarch64.whl bash tests/native/aarch64_wheel.sh [ARM64_PYTHON_DIR] [PYTEST_ARGS...]
 # The wheel comes from `python tools/wheels.py --target linux-aarch64 --python 3.11` (cross-compiled,
 # tagged by auditwheel); without WHEEL this script builds it so. ARM64_PYTHON_DIR (default
-# /work/arm64py) holds an aarch64 CPython 3.11 run by qemu: DIR/python, with Debian's arm64 python3.11
-# in DIR/root and aarch64 wheels of numpy, ale-py 0.12.1 and gymnasium in DIR/site (what
-# /work/shared/tools/arm64-python.sh makes).
+# /work/arm64py) holds an aarch64 CPython run by qemu: DIR/python, with Debian's arm64 python in
+# DIR/root and aarch64 wheels of numpy, ale-py 0.12.1 and gymnasium in DIR/site (what
+# /work/shared/tools/arm64-python.sh makes for 3.11, tests/native/arm64_python313.sh for 3.13).
 # 1. pytest, OpenCV and their needs for aarch64 into DIR/site-extra (once);
 # 2. `auditwheel -v show` must list no libz (zlib is linked in);
 # 3. the wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for frame with
@@ -18,7 +18,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 D=$(realpath -m "${1:-/work/arm64py}")
 shift || true
 [ -x "$D/python" ] || { echo "aarch64_wheel.sh: no aarch64 Python in $D (see the header of $0)"; exit 1; }
-out=$root/build/aarch64-wheel
+pyver=$("$D/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+out=$root/build/aarch64-wheel-$pyver
 mkdir -p "$out"
 start=$SECONDS
 
@@ -26,7 +27,7 @@ if [ ! -f "$D/site-extra/.done" ]; then
   echo "== aarch64 wheels of the build and test tools into $D/site-extra"
   rm -rf "$D/site-extra" "$D/wheels-extra"
   python3 -m pip download -q --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
-    --python-version 3.11 --only-binary=:all: -d "$D/wheels-extra" \
+    --python-version "$pyver" --only-binary=:all: -d "$D/wheels-extra" \
     pytest pytest-timeout opencv-python-headless 2>&1 \
     | { grep -v "is ignored" || true; }  # this machine's pip.conf names a local index that may be absent
   for w in "$D"/wheels-extra/*.whl; do python3 -m zipfile -e "$w" "$D/site-extra"; done
@@ -48,10 +49,10 @@ auditwheel() {
 export PYTHONPATH="$D/site-extra"  # DIR/python puts DIR/site first
 
 if [ -z "${WHEEL:-}" ]; then
-  echo "== building the wheel: tools/wheels.py --target linux-aarch64 --python 3.11"
-  env -u PYTHONPATH python "$root/tools/wheels.py" --target linux-aarch64 --python 3.11 > "$out/build.log" 2>&1 \
+  echo "== building the wheel: tools/wheels.py --target linux-aarch64 --python $pyver"
+  env -u PYTHONPATH python "$root/tools/wheels.py" --target linux-aarch64 --python "$pyver" > "$out/build.log" 2>&1 \
     || { tail -n 40 "$out/build.log"; exit 1; }
-  WHEEL=$(ls -t "$root"/dist/sb3_ale_vec-*-cp311-cp311-*aarch64.whl | head -n 1)
+  WHEEL=$(ls -t "$root"/dist/sb3_ale_vec-*-cp${pyver/./}-cp${pyver/./}-*aarch64.whl | head -n 1)
 fi
 wheel=$(realpath "$WHEEL")
 echo "== $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB; auditwheel show:"

@@ -232,13 +232,16 @@ class BuildExt(build_ext):
         if getattr(self, "editable_mode", False):
             self.build_temp = editable_build_temp(library, msvc)
         stamp = Path(self.build_temp) / "ale-core-path.txt"
-        if not stamp.is_file() or stamp.read_text() != library:
+        # The core and the link's kind: switching SB3_ALE_VEC_PORTABLE rebuilds, as another core does.
+        built_with = library + (" portable" if self.glibc_floor() else "")
+        if not stamp.is_file() or stamp.read_text() != built_with:
             shutil.rmtree(Path(self.build_temp) / "native", ignore_errors=True)
             self.force = True
         # ALE's headers as system headers: -Wall -Wextra then judge only our own code. The sanitizer's
         # flags last: their -O1 overrides the engine's -O3.
         flags = [*native_flags.system_includes(clib.ale_include_dirs, msvc), *native_flags.engine_flags(msvc),
                  *sanitize_flags()]
+        stubs = self.glibc_floor_stubs(clib.compiler) if self.glibc_floor() else None  # made once for both
         for ext in self.extensions:
             if not ext.extra_objects:  # once, also if setuptools runs this command again
                 ext.extra_compile_args += flags
@@ -249,13 +252,13 @@ class BuildExt(build_ext):
                     ext.define_macros.append(("SB3_ALE_VEC_XLA_FFI", "1"))
                 # After ALE's core, which needs zlib; nothing of ALE's core (or a static zlib) exported.
                 ext.extra_link_args += [*sanitize_flags(), *zlib_link_args(msvc), *native_flags.hide_static_libs()]
-                if self.glibc_floor():  # SB3_ALE_VEC_PORTABLE=1 on Linux
+                if stubs:  # SB3_ALE_VEC_PORTABLE=1 on Linux
                     ext.sources.append(str(glibc_floor.SHIMS.relative_to(ROOT)))
-                    ext.extra_link_args += glibc_floor.link_args(self.glibc_floor_stubs(clib.compiler))
+                    ext.extra_link_args += glibc_floor.link_args(stubs)
             ext.extra_objects = [library]
         super().run()
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(library)
+        stamp.write_text(built_with)
         for ext in self.extensions if self.glibc_floor() else []:
             newer = glibc_floor.unversioned_imports(Path(self.get_ext_fullpath(ext.name)))
             if newer:

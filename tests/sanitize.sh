@@ -39,8 +39,9 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp"
 export SB3_ALE_VEC_SOAK_STEPS=1500  # the soak's thread-count replay matters here, not its length
 
-# `sanitize.sh` (CI): the Python tests' quick tier; `sanitize.sh all`: their slow tier too (an hour).
-tier="not slow and"
+# `sanitize.sh` (CI): the Python tests' quick tier and the slow tests marked `sanitizers`; `sanitize.sh
+# all`: the whole slow tier too (an hour).
+tier="(not slow or sanitizers) and"
 [[ "${1:-}" == "all" ]] && tier=""
 # The two builds run at once, each into its own log (printed when both are done): the TSan half is
 # short since its build leaves ALE's emulator uninstrumented, and one after the other the ASan tests

@@ -58,63 +58,75 @@ def report(tag, **values):
     print(tag, json.dumps(values), flush=True)
 '''
 
-# The parent steps Breakout until episodes end, forks, waits for the child (killing it at its
-# deadline), then steps on: its whole trajectory must equal an unforked one.
+# The parent steps Breakout until episodes end, then forks once per scenario, one after the other,
+# each time waiting for the child (killing it at its deadline); then it steps on: its whole trajectory
+# must equal an unforked one. One parent serves every scenario of a front-end (each forked from an env
+# that has already been forked from: as a pool of workers is).
+SCENARIOS = ("new", "close", "call", "exit", "os_exit")
 FORK = PRELUDE + '''
-front, scenario, steps, child_steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+front, steps, child_steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 env, digest = make(front, "breakout", 8), hashlib.sha256()
 ended = play(env, steps, digest=digest)
-start = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    if scenario == "new":  # a new env here equals one of a fresh process
-        new, mine = make(front, "pong", 4), hashlib.sha256()
-        play(new, child_steps, digest=mine)
-        report("CHILD", digest=mine.hexdigest())
-        t = time.monotonic()
-        new.close()
-        report("CHILD", close_s=time.monotonic() - t)
-    elif scenario in ("close", "call"):  # close() first, or a call first (then del)
-        t = time.monotonic()
-        if scenario == "close":
-            env.close()
-        close_s, errors = time.monotonic() - t, []
-        for call in (lambda: env.step(np.zeros(8, dtype=np.int64)), lambda: env.reset()):
-            try:
-                call()
-                errors.append(None)
-            except Exception as error:
-                errors.append([type(error).__name__, str(error)])
-        if scenario == "call":
+children = {}
+for scenario in sys.argv[4:]:
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        mine = {}
+        if scenario == "new":  # a new env here equals one of a fresh process
+            new, hashed = make(front, "pong", 4), hashlib.sha256()
+            play(new, child_steps, digest=hashed)
+            mine["digest"] = hashed.hexdigest()
             t = time.monotonic()
-            del env
-            import gc; gc.collect()
-            close_s = time.monotonic() - t
-        report("CHILD", close_s=close_s, errors=errors)
-    elif scenario == "os_exit":
-        os._exit(0)
-    sys.exit(0)  # a normal exit, the inherited env (where not closed or deleted) alive
-deadline, status = start + float(os.environ["CHILD_TIMEOUT"]), None
-while status is None and time.monotonic() < deadline:
-    done, raw = os.waitpid(pid, os.WNOHANG)
-    status = os.waitstatus_to_exitcode(raw) if done else None
-    time.sleep(0.005)
-if status is None:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-child_s = time.monotonic() - start
+            new.close()
+            mine["close_s"] = time.monotonic() - t
+        elif scenario in ("close", "call"):  # close() first, or a call first (then del)
+            t = time.monotonic()
+            if scenario == "close":
+                env.close()
+            close_s, errors = time.monotonic() - t, []
+            for call in (lambda: env.step(np.zeros(8, dtype=np.int64)), lambda: env.reset()):
+                try:
+                    call()
+                    errors.append(None)
+                except Exception as error:
+                    errors.append([type(error).__name__, str(error)])
+            if scenario == "call":
+                t = time.monotonic()
+                del env
+                import gc; gc.collect()
+                close_s = time.monotonic() - t
+            mine.update(close_s=close_s, errors=errors)
+        elif scenario == "os_exit":
+            os._exit(0)
+        report("CHILD", **{scenario: mine})
+        sys.exit(0)  # a normal exit, the inherited env (where not closed or deleted) alive
+    deadline, status = start + float(os.environ["CHILD_TIMEOUT"]), None
+    while status is None and time.monotonic() < deadline:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        status = os.waitstatus_to_exitcode(raw) if done else None
+        time.sleep(0.005)
+    if status is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    children[scenario] = dict(hung=status is None, exit_code=status, child_s=time.monotonic() - start)
 ended += play(env, 20, seed=2, digest=digest)
 env.close()
-report("PARENT", hung=status is None, exit_code=status, child_s=child_s, digest=digest.hexdigest(), ended=ended)
+report("PARENT", children=children, digest=digest.hexdigest(), ended=ended)
 '''
 
+# Each (front, game, envs, steps, more steps) played in one fresh process, without a fork: the digests to equal.
 UNFORKED = PRELUDE + '''
-front, game, n, steps, more = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-env, digest = make(front, game, n), hashlib.sha256()
-play(env, steps, digest=digest)
-if more:
-    play(env, more, seed=2, digest=digest)
-report("DIGEST", digest=digest.hexdigest())
+digests = {}
+for spec in json.loads(sys.argv[1]):
+    front, game, n, steps, more = spec
+    env, digest = make(front, game, n), hashlib.sha256()
+    play(env, steps, digest=digest)
+    if more:
+        play(env, more, seed=2, digest=digest)
+    env.close()
+    digests[json.dumps(spec)] = digest.hexdigest()
+report("DIGEST", **digests)
 '''
 
 
@@ -132,20 +144,35 @@ def _run(code: str | Path, *args: object, timeout: float = 180, env: dict | None
     return reports, result.stderr
 
 
+# The runs the children's and parents' digests must equal, each front-end's in one process (cached per
+# xdist worker; the tests of a front-end share a worker, see FRONT below).
+UNFORKED_RUNS = {front: [(front, "breakout", 8, STEPS, 20), (front, "pong", 4, CHILD_STEPS, 0)] for front in FRONTS}
+
+
 @functools.cache
-def _unforked(front: str, game: str, n: int, steps: int, more: int = 0) -> str:
-    return _run(UNFORKED, front, game, n, steps, more)[0]["DIGEST"]["digest"]
+def _unforked(front: str) -> dict[tuple, str]:
+    digests = _run(UNFORKED, json.dumps(UNFORKED_RUNS[front]))[0]["DIGEST"]
+    return {tuple(json.loads(spec)): digest for spec, digest in digests.items()}
+
+
+@functools.cache
+def _forks(front: str) -> tuple[dict, dict]:
+    """Every scenario's child forked from one parent: the children's reports by scenario, and the
+    parent's (its children's exits by scenario)."""
+    reports, stderr = _run(FORK, front, STEPS, CHILD_STEPS, *SCENARIOS, env={"CHILD_TIMEOUT": "60"})
+    parent = reports["PARENT"]
+    for scenario, exit in parent["children"].items():
+        assert not exit["hung"], f"the {scenario} child hung (killed after {exit['child_s']:.0f} s): {reports}\n{stderr[-2000:]}"
+        assert exit["exit_code"] == 0, (scenario, reports, stderr[-2000:])
+    assert parent["ended"] > 0  # episodes ended before the forks: prepares were queued
+    # The parent's env kept working across the forks, and its trajectory is an unforked one.
+    assert parent["digest"] == _unforked(front)[(front, "breakout", 8, STEPS, 20)]
+    return reports.get("CHILD", {}), parent
 
 
 def _fork(front: str, scenario: str) -> tuple[dict, dict]:
-    reports, stderr = _run(FORK, front, scenario, STEPS, CHILD_STEPS, env={"CHILD_TIMEOUT": "60"})
-    parent = reports["PARENT"]
-    assert not parent["hung"], f"the child hung (killed after {parent['child_s']:.0f} s): {reports}\n{stderr[-2000:]}"
-    assert parent["exit_code"] == 0, (reports, stderr[-2000:])
-    assert parent["ended"] > 0  # episodes ended before the fork: prepares were queued
-    # The parent's env kept working across the fork, and its trajectory is an unforked one.
-    assert parent["digest"] == _unforked(front, "breakout", 8, STEPS, 20)
-    return reports.get("CHILD", {}), parent
+    children, parent = _forks(front)
+    return children.get(scenario, {}), parent["children"][scenario]
 
 
 def _fork_error(error: list | None) -> None:
@@ -154,15 +181,21 @@ def _fork_error(error: list | None) -> None:
     assert kind == "RuntimeError" and ("fork" in message or "process" in message), error
 
 
+# A front-end's fork tests share one parent (_forks): one xdist worker runs them.
+FRONT = [pytest.param(front, marks=pytest.mark.xdist_group(f"fork-{front}")) for front in FRONTS]
+
+
 @pytest.mark.nosan
-@pytest.mark.parametrize("front", FRONTS)
+@pytest.mark.slow  # a child process forking five more
+@pytest.mark.parametrize("front", FRONT)
 def test_a_forked_childs_new_env_works_and_equals_a_fresh_processs(front):
     child, _ = _fork(front, "new")
-    assert child["digest"] == _unforked(front, "pong", 4, CHILD_STEPS), child
+    assert child["digest"] == _unforked(front)[(front, "pong", 4, CHILD_STEPS, 0)], child
 
 
 @pytest.mark.nosan
-@pytest.mark.parametrize("front", FRONTS)
+@pytest.mark.slow
+@pytest.mark.parametrize("front", FRONT)
 def test_a_forked_child_closes_the_inherited_env_at_once_and_other_calls_then_raise(front):
     child, _ = _fork(front, "close")
     assert child["close_s"] < 5, child  # no wait for threads that do not exist here
@@ -171,7 +204,8 @@ def test_a_forked_child_closes_the_inherited_env_at_once_and_other_calls_then_ra
 
 
 @pytest.mark.nosan
-@pytest.mark.parametrize("front", FRONTS)
+@pytest.mark.slow
+@pytest.mark.parametrize("front", FRONT)
 def test_in_a_forked_child_the_inherited_env_refuses_calls_and_del_returns(front):
     child, _ = _fork(front, "call")
     for error in child["errors"]:
@@ -180,50 +214,59 @@ def test_in_a_forked_child_the_inherited_env_refuses_calls_and_del_returns(front
 
 
 @pytest.mark.nosan
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["exit", "os_exit"])
-@pytest.mark.parametrize("front", FRONTS)
+@pytest.mark.parametrize("front", FRONT)
 def test_a_forked_child_exits_with_the_inherited_env_alive(front, scenario):
-    _, parent = _fork(front, scenario)
-    assert parent["child_s"] < 30, parent
+    _, exit = _fork(front, scenario)
+    assert exit["child_s"] < 30, exit
 
 
+# One worker per start method serves every front-end in turn (a spawned worker's start-up is paid
+# once), beside a live env of each front-end that a forked worker inherits.
 POOL = PRELUDE + '''
 import multiprocessing
 
 def job(front):
     env, digest = make(front, "pong", 4), hashlib.sha256()
-    play(env, int(sys.argv[2]), digest=digest)
+    play(env, int(sys.argv[1]), digest=digest)
     env.close()
     return digest.hexdigest()
 
 if __name__ == "__main__":
-    front = sys.argv[1]
-    live = make(front, "breakout", 8)  # stepped until episodes end: a forked worker inherits it
-    play(live, int(sys.argv[3]))
-    digests = {}
+    fronts, live = sys.argv[3:], []
+    for front in fronts:
+        live.append(make(front, "breakout", 8))  # stepped until episodes end: a forked worker inherits it
+        play(live[-1], int(sys.argv[2]))
+    digests = {front: {} for front in fronts}
     for method in ("fork", "forkserver", "spawn"):
         pool = multiprocessing.get_context(method).Pool(1)
         try:
-            digests[method] = pool.apply_async(job, (front,)).get(timeout=90)
+            for front in fronts:
+                digests[front][method] = pool.apply_async(job, (front,)).get(timeout=90)
             pool.close()
         except multiprocessing.TimeoutError:
-            digests[method] = "hung"
+            digests[front][method] = "hung"
             pool.terminate()
         pool.join()
-    play(live, 20)
-    live.close()
-    report("RESULT", own=job(front), **digests)
+    for front, env in zip(fronts, live):
+        play(env, 20)
+        env.close()
+        digests[front]["own"] = job(front)
+    report("RESULT", **digests)
 '''
 
 
 @pytest.mark.nosan
-@pytest.mark.parametrize("front", FRONTS)
-def test_multiprocessing_workers_of_every_start_method_equal_the_parent(front, tmp_path):
+@pytest.mark.slow  # three pools, each serving every front-end
+def test_multiprocessing_workers_of_every_start_method_equal_the_parent(tmp_path):
     # spawn and forkserver import the main module again: a script file, not -c.
     script = tmp_path / "pool.py"
     script.write_text(POOL)
-    digests = _run(script, front, CHILD_STEPS, STEPS, timeout=400)[0]["RESULT"]
-    assert set(digests.values()) == {_unforked(front, "pong", 4, CHILD_STEPS)}, digests
+    digests = _run(script, CHILD_STEPS, STEPS, *FRONTS, timeout=600)[0]["RESULT"]
+    for front in FRONTS:
+        assert set(digests[front].values()) == {_unforked(front)[(front, "pong", 4, CHILD_STEPS, 0)]}, digests
+        assert set(digests[front]) == {"fork", "forkserver", "spawn", "own"}, digests
 
 
 CONCURRENT = PRELUDE + '''
@@ -266,6 +309,8 @@ report("RESULT", ok=True)
 
 
 @pytest.mark.tsan  # and for ASan: two close()s at once used freed memory before
+@pytest.mark.slow
+@pytest.mark.sanitizers
 def test_concurrent_closes_and_a_close_beside_a_step_never_crash_or_hang():
     # Each round closes every front-end three ways. Under ASan two rounds show what it looks for, and a
     # step of 200 frames is as much in flight when the closes come as one of 1,000 without.

@@ -1,0 +1,107 @@
+"""The matrices' coverage, as a manifest (issue 55: matrices by coverage, not by repetition).
+
+The parity matrices against SB3's, Gymnasium's and ale-py's own pipelines are read from their tests'
+parametrizations (nothing here runs an env) into pairs: each ROM with each front-end (front-end,
+preset, reference), each option value with each front-end and with each ROM, and each two option
+values run together. tests/coverage_pairs.txt holds the set a change may add to and never shrink:
+`python tests/test_coverage.py --write` rewrites it from the tests as they are (after adding cases).
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+MANIFEST = Path(__file__).with_name("coverage_pairs.txt")
+
+# Each matrix test: (module, function) -> (front-end, preset, reference).
+SB3 = ("sb3", "sb3", "make_atari_env")
+GYM = ("gymnasium", "gymnasium", "AtariPreprocessing")
+ALE = ("ale", "ale", "ale_py.AtariVectorEnv")
+MATRICES = {
+    ("test_parity", "test_options_pairwise"): SB3,
+    ("test_parity", "test_channels_last"): SB3,
+    ("test_parity", "test_reset_mid_run"): SB3,
+    ("test_parity", "test_sticky_actions"): SB3,
+    ("test_parity", "test_frame_skip_and_screen_size"): SB3,
+    ("test_parity", "test_taller_screens"): SB3,
+    ("test_every_rom", "test_every_rom_on_the_sb3_and_gymnasium_presets"): SB3,
+    ("test_every_rom", "test_every_rom_on_the_sb3_and_gymnasium_presets#gymnasium"): GYM,
+    ("test_reset_ahead", "test_every_rom_with_sticky_actions_equals_ale_py_and_swaps_where_allowed"): ALE,
+    ("test_reset_ahead", "test_non_default_modes_and_difficulties_equal_gymnasium"): GYM,
+    ("test_gymnasium", "test_default_preset_equals_gymnasium"): GYM,
+    ("test_gymnasium", "test_terminal_on_life_loss"): GYM,
+    ("test_gymnasium", "test_taller_screens_equal_gymnasium"): GYM,
+    ("test_presets", "test_sb3_front_end_with_the_gymnasium_preset_equals_dummy_vec_env_over_gymnasiums_chain"):
+        ("sb3", "gymnasium", "AtariPreprocessing"),
+    ("test_presets", "test_sb3_front_end_with_the_ale_preset_equals_ale_pys_vector_env"): ("sb3", "ale", "ale_py.AtariVectorEnv"),
+    ("test_presets", "test_gymnasium_front_end_with_the_ale_preset_equals_ale_pys_vector_env"):
+        ("gymnasium", "ale", "ale_py.AtariVectorEnv"),
+    ("test_presets", "test_gymnasium_front_end_with_the_sb3_preset_equals_sync_vector_env_over_atari_wrapper"):
+        ("gymnasium", "sb3", "AtariWrapper"),
+}
+# Options a test sets in its body rather than its parameters (the every-ROM runs' sticky actions).
+FIXED = {("test_reset_ahead", "test_every_rom_with_sticky_actions_equals_ale_py_and_swaps_where_allowed"):
+         {"repeat_action_probability": 0.25},
+         ("test_reset_ahead", "test_non_default_modes_and_difficulties_equal_gymnasium"):
+         {"mode": "last", "repeat_action_probability": 0.25}}
+
+
+def _cases(function) -> list[dict]:
+    """Every case of a parametrized test as {argument: value}: the product of its parametrize marks."""
+    axes = []
+    for mark in getattr(function, "pytestmark", []):
+        if mark.name != "parametrize":
+            continue
+        names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) else list(mark.args[0])
+        values = [getattr(v, "values", v) for v in mark.args[1]]  # pytest.param(...) -> its values
+        axes.append([dict(zip(names, v if len(names) > 1 else (v,))) for v in values])
+    return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
+
+
+def _options(case: dict) -> dict:
+    """A case's options: its dicts of settings flattened, its other arguments but the ROM as they are."""
+    options = {}
+    for name, value in case.items():
+        if isinstance(value, dict):
+            options.update(value)
+        elif name not in ("game", "games"):
+            options[name] = value
+    return options
+
+
+def pairs(modules: dict | None = None) -> set[str]:
+    """The covered pairs, each a line "A | B" (A and B sorted)."""
+    covered: set[str] = set()
+    for (module_name, key), front in MATRICES.items():
+        module = (modules or {}).get(module_name) or importlib.import_module(module_name)
+        function = getattr(module, key.split("#")[0])
+        where = "front-end={}/preset={}/reference={}".format(*front)
+        for case in _cases(function):
+            options = {**FIXED.get((module_name, key), {}), **_options(case)}
+            values = [f"{k}={v!r}" for k, v in sorted(options.items())]
+            for item in [f"rom={case['game']}"] * ("game" in case) + values:
+                covered.add(" | ".join(sorted((where, item))))
+            if "game" in case:
+                covered.update(" | ".join(sorted((f"rom={case['game']}", v))) for v in values)
+            covered.update(" | ".join(sorted(p)) for p in itertools.combinations(values, 2))
+    return covered
+
+
+@pytest.mark.slow  # imports the matrix tests (and SB3): seconds alone, nothing in a full run
+def test_the_matrices_cover_every_pair_of_the_manifest():
+    now, before = pairs(), set(MANIFEST.read_text().splitlines())
+    dropped = sorted(before - now)
+    assert not dropped, f"{len(dropped)} covered pairs dropped (tests/coverage_pairs.txt), e.g. {dropped[:5]}"
+    assert len(now) >= len(before) > 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    if sys.argv[1:] == ["--write"]:
+        MANIFEST.write_text("".join(f"{p}\n" for p in sorted(pairs())))
+    print(len(pairs()), "pairs covered;", len(MANIFEST.read_text().splitlines()), "in", MANIFEST.name)

@@ -39,6 +39,8 @@ def ale_py_screens(rom: str, actions: list, colour_averaging: bool) -> np.ndarra
     return np.stack(screens)
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier; tests/sanitize.sh's CI tier runs it
+@pytest.mark.sanitizers
 @pytest.mark.tsan
 def test_colour_averaged_frames_equal_ale_py():
     # Each ROM twice, all eight emulators built at once on threads of their own: the tables of a

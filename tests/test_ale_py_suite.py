@@ -57,6 +57,7 @@ def drop_in_was_tested(output: str) -> bool:
     return built is not None and int(built.group(1)) > 0 and int(built.group(2)) == 0
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier
 def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir):
     text = (suite_dir / SUITE).read_text()
     assert "gym.make_vec(" in text and "ale_py" in text

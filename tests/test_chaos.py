@@ -198,6 +198,8 @@ def _chaos_then_equal_to_fresh(front: str, sequences: int) -> None:
     assert closed._native.closed
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier; tests/sanitize.sh's CI tier runs it
+@pytest.mark.sanitizers
 @pytest.mark.tsan
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
 def test_chaos_short(front):

@@ -135,6 +135,8 @@ def _seed() -> int:
     return int(os.environ.get("SB3_ALE_VEC_FUZZ_SEED", np.random.SeedSequence().entropy % 2**32))
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier; tests/sanitize.sh's CI tier runs it
+@pytest.mark.sanitizers
 @pytest.mark.tsan
 def test_fuzz_short():
     outcomes = fuzz({"address": 10}.get(SANITIZER, 15), _seed())

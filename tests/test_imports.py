@@ -41,6 +41,7 @@ def test_the_jax_path_imports_neither_torch_nor_sb3():
     assert modules_after(code) == {m: False for m in HEAVY}
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier
 def test_sb3_users_get_sb3_on_first_use():
     pytest.importorskip("stable_baselines3")
     assert modules_after("from sb3_ale_vec import AleNativeVecEnv") == {m: True for m in HEAVY}

@@ -189,6 +189,8 @@ def test_vector_paths_equal_scalar_on_real_frames(rom_id):
             assert np.array_equal(_testing._pair_lookup(a, b, pairs, isa), pooled), isa
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier; tests/sanitize.sh's CI tier runs it
+@pytest.mark.sanitizers
 def test_isa_switch_reads_the_environment():
     # SB3_ALE_VEC_ISA caps every path at a level, read once per process; unknown names are refused
     # when the engine is built.

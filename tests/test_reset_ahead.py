@@ -178,6 +178,7 @@ def test_long_episodes_with_sticky_actions_equal_ale_py(game):
     assert taken > 0
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier
 def test_a_reseed_mid_run_equals_ale_py():
     assert _against_ale_py("breakout", 160, n=3, reseed_at=70, max_num_frames_per_episode=160) > 0
 

@@ -81,6 +81,7 @@ def test_every_rom_runs_alike_with_the_idle_threads_starved_or_free(game):
     assert none == 0 and (taken > 0) == reset_table.vetted(game, -1, -1, sticky > 0), (game, taken)
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier
 def test_a_swap_the_table_should_not_have_allowed_is_caught_refused_and_warned(monkeypatch):
     # Kung-Fu Master's reset keeps something of play (the table refuses it). Told otherwise, the engine
     # swaps its first resets, re-checks them against real resets in idle time, finds the difference,

@@ -84,6 +84,7 @@ def test_unsupported_roms_modes_and_efforts_raise_value_error():
         _testing._probe_reset(rom_path("breakout"), search_width=0)
 
 
+@pytest.mark.slow  # over 2.5 s in the quick tier
 def test_the_docs_show_the_tables_refusals():
     tool = _tool()
     docs = (ROOT / "docs" / "faithfulness.md").read_text()

@@ -57,29 +57,44 @@ def drop_in_was_tested(output: str) -> bool:
     return built is not None and int(built.group(1)) > 0 and int(built.group(2)) == 0
 
 
-@pytest.mark.slow  # over 2.5 s in the quick tier
-def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir):
+# One run of the whole suite serves every test here (-rA: a line per case); they share an xdist worker.
+pytestmark = pytest.mark.xdist_group("ale_py_suite")
+
+
+@pytest.fixture(scope="module")
+def whole_run(suite_dir) -> tuple[int, str, dict[str, str]]:
+    """The suite's exit code, its output, and each case's outcome by its id."""
+    code, output = run_suite(suite_dir, SUITE, "-rA")
+    outcomes = dict(reversed(m) for m in re.findall(rf"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL) ({SUITE}::\S+)", output, re.M))
+    return code, output, outcomes
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # whichever test comes first runs the suite
+def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir, whole_run):
     text = (suite_dir / SUITE).read_text()
     assert "gym.make_vec(" in text and "ale_py" in text
-    code, output = run_suite(suite_dir, SUITE, "--collect-only", "-q")
-    collected = re.search(rf"{SUITE}: (\d+)", output)
-    assert code == 0 and collected and int(collected.group(1)) >= 80, output[-2000:]
+    _, output, outcomes = whole_run
+    assert len(outcomes) >= 80 and len(outcomes) == sum(counts(output).values()), output[-2000:]
 
 
 # The 8 cases of masks and errors the drop-in used to fail (an all-False mask, frameskip errors,
-# ale.reset's checks), run on their own so that a failure names them (9 s: the slow tier).
+# ale.reset's checks), named on their own so that a failure names them.
 @pytest.mark.slow
-def test_the_suites_reset_mask_and_error_cases_pass(suite_dir):
-    code, output = run_suite(suite_dir, SUITE, "-k", "reset_mask or invalid_frameskip or invalid_reset_masks")
-    found = counts(output)
-    assert code == 0 and found.get("passed", 0) == 8 and set(found) == {"passed"}, output[-3000:]
+@pytest.mark.timeout(1800)
+def test_the_suites_reset_mask_and_error_cases_pass(whole_run):
+    _, output, outcomes = whole_run
+    cases = {case: outcome for case, outcome in outcomes.items()
+             if any(k in case for k in ("reset_mask", "invalid_frameskip", "invalid_reset_masks"))}
+    assert len(cases) == 8 and set(cases.values()) == {"PASSED"}, cases
     assert drop_in_was_tested(output), output[-3000:]
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_ale_pys_whole_vector_suite_passes(suite_dir):
-    code, output = run_suite(suite_dir, SUITE)
+def test_ale_pys_whole_vector_suite_passes(whole_run):
+    code, output, outcomes = whole_run
     found = counts(output)
     assert code == 0 and set(found) == {"passed"} and found["passed"] >= 80, output[-5000:]
+    assert set(outcomes.values()) == {"PASSED"} and len(outcomes) == found["passed"], output[-3000:]
     assert drop_in_was_tested(output), output[-3000:]

@@ -72,11 +72,11 @@ def test_every_rom_runs_alike_with_the_idle_threads_starved_or_free(game):
     # the swaps to ale-py's own frames).
     sticky = 0.0
     kwargs = dict(num_threads=2, repeat_action_probability=sticky, max_num_frames_per_episode=160)
-    probe = AtariVectorEnv(game, 2, **kwargs)
-    actions = np.random.default_rng(3).integers(0, probe.single_action_space.n, (2, 150))
-    probe.close()
-    (starved, none, _), (free, taken, _) = (_run(make(AtariVectorEnv(game, 2, **kwargs)), actions)
-                                            for make in (_starved, swapping))
+    env = _starved(AtariVectorEnv(game, 2, **kwargs))
+    # 120 steps: each env's episodes end at steps 40, 80 and 120, three resets.
+    actions = np.random.default_rng(3).integers(0, env.single_action_space.n, (2, 120))
+    starved, none, _ = _run(env, actions)
+    free, taken, _ = _run(swapping(AtariVectorEnv(game, 2, **kwargs)), actions)
     assert_same(starved, free)
     assert none == 0 and (taken > 0) == reset_table.vetted(game, -1, -1, sticky > 0), (game, taken)
 

@@ -23,9 +23,10 @@ def add_node(cluster) -> None:
     cluster.wait_for_nodes()
 
 
-@pytest.fixture(scope="session")
-def cluster():
-    """A real multi-node Ray cluster on this machine, shared by the Ray test files (it takes a while to start)."""
+_CLUSTER: list = []  # the running cluster, started by the first test that asks for it
+
+
+def _start_cluster():
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
@@ -41,20 +42,45 @@ def cluster():
     for _ in range(NODES - 1):
         add_node(cluster)
     ray.init(address=cluster.address)
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
+    return cluster
 
 
-# The files whose tests share one Ray cluster (or start Ray): with pytest-xdist (`-n 2 --dist
-# loadgroup`), one worker runs them all, so that two clusters never start at once.
-RAY_FILES = ("test_distributed.py", "test_ray_chaos.py", "test_ray_faults.py", "test_readme.py", "test_sb3_contract.py")
+@pytest.fixture
+def cluster():
+    """A real multi-node Ray cluster on this machine, shared by the Ray tests (it takes a while to start)."""
+    if not _CLUSTER:
+        _CLUSTER.append(_start_cluster())
+    return _CLUSTER[0]
+
+
+def _is_ray(item) -> bool:
+    return (item.path.name in RAY_FILES or "cluster" in getattr(item, "fixturenames", ())
+            or any(mark.args[:1] == ("ray",) for mark in item.iter_markers("xdist_group")))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The cluster stops after the last Ray test before a test that is not one (its module's fixtures
+    done): an idle 3-node cluster took 5% of a core, beside every test after it. Under xdist the Ray
+    group runs in one go, so it starts once; a run without xdist may start it again."""
+    yield
+    if _CLUSTER and (nextitem is None or not _is_ray(nextitem)):
+        import ray
+
+        ray.shutdown()
+        _CLUSTER.pop().shutdown()
+
+
+# The files whose tests share the Ray cluster: with pytest-xdist (`-n 2 --dist loadgroup`), one worker
+# runs them all (with any other test that uses the cluster, and README's blocks that start Ray of
+# their own: tests/test_readme.py marks those), so that two clusters never start at once.
+RAY_FILES = ("test_distributed.py", "test_ray_chaos.py", "test_ray_faults.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in RAY_FILES or "cluster" in getattr(item, "fixturenames", ()):
+        if _is_ray(item):
             item.add_marker(pytest.mark.xdist_group("ray"))
 
 

@@ -24,8 +24,14 @@ def test_the_readme_has_a_quick_start_for_each_kind_of_user():
         assert name in text, name
 
 
-@pytest.mark.parametrize("block", [pytest.param(b, id=f"block{i}", marks=[pytest.mark.slow] if any(s in b for s in SLOW) else [])
-                                   for i, b in enumerate(BLOCKS)])
+def _marks(block: str) -> list:
+    """Slow where it trains or starts Ray; a block that starts Ray of its own runs on the Ray tests'
+    xdist worker (tests/conftest.py), so that two Ray clusters never start at once."""
+    return ([pytest.mark.slow] if any(s in block for s in SLOW) else []) + (
+        [pytest.mark.xdist_group("ray")] if "ray" in block else [])
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=f"block{i}", marks=_marks(b)) for i, b in enumerate(BLOCKS)])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
 def test_a_readme_block_runs_as_written(block, tmp_path):
     if "jax" in block:

@@ -97,6 +97,19 @@ def pytest_xdist_node_collection_finished(node, ids):
                         f"the suffix (the test extra asks for pytest<9.2; this is {pytest.__version__})", 3)
 
 
+# The quick tier (`pytest -m "not slow"`, its budget 30 s on 2 cores) does not import the files whose every
+# test is slow (each says so: a module-level `pytestmark = pytest.mark.slow`): their imports (Ray, SB3's
+# algorithms, the test modules they import) cost seconds of collection for no test.
+SLOW_FILE = "\npytestmark = pytest.mark.slow"
+
+
+def pytest_ignore_collect(collection_path, config):
+    if (config.getoption("markexpr", "") == "not slow" and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_") and SLOW_FILE in collection_path.read_text()):
+        return True
+    return None
+
+
 # Skips that only mean "this machine lacks an optional file, tool or CPU feature", never a missing package
 # (tests/test_packaging.py holds every pytest.skip message of the suite to this list).
 ALLOWED_SKIPS = ("is not beside this checkout", "a file this machine lacks", "a tool this machine lacks",

@@ -120,6 +120,8 @@ def test_partial_resets_with_seeds_equal_ale_py(mode):
     run("breakout", 300, num_envs=4, reset_mask_every=25, autoreset_mode=mode, max_num_frames_per_episode=80)
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_continuous_actions_equal_ale_py():
     run("pong", 300, continuous=True, max_num_frames_per_episode=600)
 

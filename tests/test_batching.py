@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from sb3_ale_vec import AleVectorEnv, AtariVectorEnv
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 INFO_KEYS = ("lives", "episode_frame_number", "frame_number")
 
 

@@ -113,6 +113,7 @@ class RgbWarpFrame(atari_wrappers.WarpFrame):
         return cv2.resize(frame, (self.width, self.height), interpolation=cv2.INTER_AREA)
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_rgb_bigger_than_the_screen_equals_sb3s_chain_with_an_rgb_warp(monkeypatch):
     # cv2.resize upscales with INTER_AREA too (its bilinear variant): an RGB observation bigger than
     # the screen is legitimate, and HWC (channels_last) is VecFrameStack's own layout.

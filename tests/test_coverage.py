@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 MANIFEST = Path(__file__).with_name("coverage_pairs.txt")
 
 # Each matrix test: (module, function) -> (front-end, preset, reference).

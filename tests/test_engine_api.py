@@ -52,6 +52,7 @@ def test_inject_fault_is_a_hook_of_testing_that_fails_the_envs_next_step():
         _testing._inject_fault(vec, 0)
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_inject_fault_waits_its_turn_as_every_call():
     # One thread and a long frame skip keep recv() inside the engine while a timer thread calls the hook.
     env = AleNativeVecEnv("pong", 2, num_threads=1, frameskip=3000, max_num_frames_per_episode=0, seed=0)

@@ -14,6 +14,8 @@ from test_gymnasium import run as run_gymnasium
 from sb3_ale_vec import AleNativeVecEnv
 from sb3_ale_vec.games import camel_name
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 
 def _noop_max(game: str) -> int:
     """NoopResetEnv and AtariPreprocessing play action 0 as their no-op: without NOOP there, none."""

@@ -6,6 +6,8 @@ from stable_baselines3.common.vec_env import VecFrameStack
 
 from sb3_ale_vec import AleNativeVecEnv
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 
 @pytest.mark.parametrize("channels_last, order", [(False, "first"), (True, "last"), (False, None), (True, None)])
 @pytest.mark.parametrize("grayscale", [True, False])

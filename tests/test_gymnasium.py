@@ -144,6 +144,8 @@ def test_taller_screens_equal_gymnasium(game):
     assert run([game] * 2, SAME, 300, max_num_frames_per_episode=600) > 0
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_a_batch_of_mixed_screen_heights_equals_one_reference_env_per_game():
     # Pong's 210 rows and Pooyan's 220 in one engine (one resize per height); render() gives each env
     # its own screen, as SyncVectorEnv's tuple of AtariEnv.render()s.

@@ -34,6 +34,7 @@ def test_the_gymnasium_ale_and_ray_paths_import_neither_torch_nor_sb3(code):
     assert modules_after(code) == {m: False for m in HEAVY}
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_the_jax_path_imports_neither_torch_nor_sb3():
     pytest.importorskip("jax")
     code = ("import numpy as np; from sb3_ale_vec import AtariVectorEnv; e = AtariVectorEnv('pong', 2)\n"
@@ -65,6 +66,7 @@ def test_the_engine_exports_nothing_of_ales_core():
         assert "PyInit_" in out and not re.search(r"(?<!\w)(ale::|inflate)", out), module.__name__
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_ale_pys_own_ale_and_this_engine_in_one_process():
     # ale-py's ALEInterface plays the same frames before and after this engine ran in the process,
     # and the engine's results equal ale-py's own vector env, built beside it.

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from sanitizer import SANITIZER
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 FRONTS = ["ale", "sb3", "gymnasium"]  # AtariVectorEnv, AleNativeVecEnv, AleVectorEnv
 STEPS = 300  # Breakout under random play: each front-end ends episodes (prepares are queued) by then
 CHILD_STEPS = 150

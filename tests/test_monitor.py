@@ -26,6 +26,7 @@ def test_monitor_files_equal_make_atari_env_ones(tmp_path):
     assert sorted(zip(expected["r"], expected["l"])) == sorted(zip(got["r"], got["l"]))
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_one_file_with_info_keywords(tmp_path):
     env = AleVecMonitor(AleNativeVecEnv("breakout", 2, seed=0), filename=str(tmp_path / "run"),
                         info_keywords=("lives",))

@@ -41,6 +41,7 @@ def compare(ref, ours, steps, seed=3, reset_mask_every=0):
         ours.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.parametrize("obs_type", ["rgb", "grayscale", "ram"])
 def test_spaces_and_a_short_run_equal_atari_env(obs_type):
     ref, ours = gym_pair(["breakout"] * 2, obs_type, max_num_frames_per_episode=200)
@@ -144,6 +145,7 @@ def test_make_ale_vec_env_refuses_what_atari_wrapper_cannot_take():
         make_ale_vec_env("BreakoutNoFrameskip-v4", 1, env_kwargs={"obs_type": "grayscale"})
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.parametrize("obs_type", ["rgb", "grayscale"])
 def test_taller_screens_as_atari_env_gives_them(obs_type):
     # Pooyan's screen has 220 rows: the observation is the ROM's own screen, as AtariEnv's.

@@ -17,6 +17,8 @@ from helpers import compare_rollouts, make_pair
 from sb3_ale_vec import AleNativeVecEnv
 from sb3_ale_vec.games import camel_name
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 # FIRE and lives (Breakout), FIRE without lives (Pong), no FIRE and pooling-sensitive (MsPacman),
 # large unclipped rewards (SpaceInvaders), lives == 0 frames (Qbert), FIRE + lives (Seaquest).
 GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert", "seaquest"]

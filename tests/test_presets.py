@@ -202,6 +202,8 @@ def test_true_scores_default_follows_the_chain():
 
 # Quick smoke runs of each preset against its own reference (the full matrices are marked slow): 400
 # frames an episode (100 steps), so that each run compares a reset.
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_smoke_sb3_preset_equals_make_atari_env():
     ref, ours = make_pair("breakout", n_envs=2, seed=1, max_frames=400)
     try:
@@ -211,12 +213,16 @@ def test_smoke_sb3_preset_equals_make_atari_env():
         ours.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_smoke_gymnasium_preset_equals_gymnasiums_chain():
     from test_gymnasium import run
 
     assert run(["breakout"] * 2, SAME, 120, max_num_frames_per_episode=400) > 0
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_smoke_ale_preset_equals_ale_py():
     from test_ale_vector import run
 

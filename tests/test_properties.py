@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from sb3_ale_vec import AleNativeVecEnv
 
+pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+
 CONFIGS = st.fixed_dictionaries({
     "game": st.sampled_from(["breakout", "pong", "ms_pacman", "qbert", "space_invaders"]),
     "num_envs": st.integers(1, 3),

@@ -205,6 +205,8 @@ def _during_recv(env, action):
         timer.join()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_ctrl_c_in_step_wait_refuses_steps_until_reset():
     env = _slow_env()
     env.reset()
@@ -227,6 +229,8 @@ def test_ctrl_c_in_step_wait_refuses_steps_until_reset():
     env.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_signal_handler_that_closes_the_env_during_step_wait():
     env = _slow_env()
     env.reset()
@@ -242,6 +246,8 @@ def test_signal_handler_that_closes_the_env_during_step_wait():
     env.close()  # still idempotent
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_close_from_another_thread_during_step_wait():
     env = _slow_env()
     env.reset()
@@ -251,6 +257,8 @@ def test_close_from_another_thread_during_step_wait():
     env.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.tsan
 def test_a_second_thread_driving_the_engine_gets_a_runtime_error_and_changes_nothing():
     env = _slow_env()

@@ -40,6 +40,7 @@ def _gym_run(cls, game: str, ahead: bool, actions: np.ndarray, **kwargs):
         env.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.parametrize("sticky", [0.0, STICKY])  # without: the no-ops and FIRE are replayed too
 @pytest.mark.parametrize("cls", [AleVectorEnv, AtariVectorEnv])
 @pytest.mark.parametrize("game", ["breakout", "pong"])  # pong: paddles
@@ -181,6 +182,7 @@ def test_a_reseed_mid_run_equals_ale_py():
     assert _against_ale_py("breakout", 160, n=3, reseed_at=70, max_num_frames_per_episode=160) > 0
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_a_failed_env_rebuilt_by_reset_equals_a_run_without_resets_ahead():
     def run(ahead: bool):
         env = AtariVectorEnv("breakout", 3, num_threads=2, max_num_frames_per_episode=160)
@@ -208,6 +210,7 @@ def test_a_failed_env_rebuilt_by_reset_equals_a_run_without_resets_ahead():
         assert all(np.array_equal(x, y) for x, y in zip(a, b)) if isinstance(a, tuple) else np.array_equal(a, b), t
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_the_taller_screens_tests_run_every_rom_ale_gives_more_than_210_rows():
     # (tests/test_reset_table.py holds the docs' verdict and ROM tables to the shipped table.)
     heights = {rom: screen_height(rom) for rom in ROMS}

@@ -32,6 +32,7 @@ def _starved(env):
     return env
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_the_idle_threads_path_swaps_and_equals_real_resets():
     # As users run it: prepares off the env's own thread (helpers.swapping), on the pool's worker when
     # it has nothing queued or on an idle thread.
@@ -109,6 +110,7 @@ def test_a_swap_the_table_should_not_have_allowed_is_caught_refused_and_warned(m
         env.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_the_run_time_checks_pass_where_the_table_allows():
     # Breakout's swaps are re-checked (the key's first eight in the engine) and every check agrees.
     env = swapping(AtariVectorEnv("breakout", 2, num_threads=2, max_num_frames_per_episode=160))

@@ -32,6 +32,7 @@ def _quick(rom: str, mode: int = -1, difficulty: int = -1, sticky: bool = False,
     return why
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_the_table_covers_every_key_of_every_rom_ale_runs():
     table = reset_table.verdicts()
     for rom in ROMS:
@@ -66,6 +67,7 @@ DRAWS = "with sticky actions its reset draws the environment RNG"  # the mode's 
     ("breakout", -1, -1, "", ""),
     ("pong", -1, -1, "", ""),
 ])
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.parametrize("sticky", [False, True])
 def test_a_quick_probe_rederives_the_tables_rows(rom, mode, difficulty, off, on, sticky):
     why, expected = _quick(rom, mode, difficulty, sticky), on if sticky else off

@@ -26,6 +26,8 @@ def _slow_env(n: int = 2):
     return AleVectorEnv("pong", n, num_threads=1, frameskip=3000, max_num_frames_per_episode=0)
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.tsan
 def test_close_from_another_thread_while_a_call_waits_never_frees_the_engine_under_it():
     # set_reset_ahead waits for the idle threads' prepares (at 21ff9e8 with the GIL released and no
@@ -62,6 +64,8 @@ def test_close_from_another_thread_while_a_call_waits_never_frees_the_engine_und
         assert vec.closed
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_a_partial_reset_after_an_interrupted_batch_is_refused_before_anything_is_dispatched():
     env = _slow_env()
     env.reset(seed=0)
@@ -153,6 +157,8 @@ def _retrying(call, *args):
             time.sleep(0.0005)
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.tsan
 def test_a_signal_handlers_calls_during_a_wait_are_refused_or_deferred():
     import signal
@@ -195,6 +201,8 @@ def test_switching_resets_ahead_on_twice_loses_no_prepare():
     env.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_exit_with_prepares_running_is_clean():
     # The idle threads may be inside a prepare when the process exits without closing its envs: the
     # jobs own what they touch (at 21ff9e8 a function-local static they read was destroyed under them).
@@ -211,6 +219,8 @@ def test_exit_with_prepares_running_is_clean():
         assert proc.returncode == 0 and "EXITING" in proc.stdout, proc.stderr[-3000:]
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.parametrize("cls", [AleVectorEnv, AtariVectorEnv])
 def test_xla_steps_and_python_calls_on_one_env_never_take_each_others_batch(cls):
     jax = pytest.importorskip("jax")

@@ -98,6 +98,8 @@ def test_step_returns_fresh_owned_arrays(env):
     assert isinstance(infos, list) and all(isinstance(i, dict) for i in infos)
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.tsan
 def test_terminal_observation_on_every_done_only():
     env = AleNativeVecEnv("breakout", 2, seed=3)
@@ -115,6 +117,8 @@ def test_terminal_observation_on_every_done_only():
     env.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.tsan
 def test_seeds_are_used_once_and_reproduce_runs():
     def rollout(env, seed):
@@ -220,6 +224,8 @@ def test_attributes(env):
         env.env_method("no_such_method")
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_images_equal_the_reference_screens():
     ref, ours = make_pair("pong", n_envs=2, seed=4)
     compare_rollouts(ref, ours, 60)

@@ -138,6 +138,7 @@ def test_ale_vector_env_xla_equals_its_step(preset, game, mode, life, kwargs):
     env.close(), ref.close()
 
 
+@pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_vmap_is_refused_as_by_ale_py():
     for env in (AtariVectorEnv("pong", 2), ale_py.AtariVectorEnv("pong", num_envs=2)):
         handle, reset, step = env.xla()

@@ -94,7 +94,6 @@ def pairs(modules: dict | None = None) -> set[str]:
     return covered
 
 
-@pytest.mark.slow  # imports the matrix tests (and SB3): seconds alone, nothing in a full run
 def test_the_matrices_cover_every_pair_of_the_manifest():
     now, before = pairs(), set(MANIFEST.read_text().splitlines())
     dropped = sorted(before - now)

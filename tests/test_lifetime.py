@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sanitizer import SANITIZER
 
-pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
+pytestmark = pytest.mark.slow  # every test here: fresh interpreters, forks and pools (the quick tier does not collect the file: tests/conftest.py)
 
 FRONTS = ["ale", "sb3", "gymnasium"]  # AtariVectorEnv, AleNativeVecEnv, AleVectorEnv
 STEPS = 300  # Breakout under random play: each front-end ends episodes (prepares are queued) by then
@@ -188,7 +188,6 @@ FRONT = [pytest.param(front, marks=pytest.mark.xdist_group(f"fork-{front}")) for
 
 
 @pytest.mark.nosan
-@pytest.mark.slow  # a child process forking five more
 @pytest.mark.parametrize("front", FRONT)
 def test_a_forked_childs_new_env_works_and_equals_a_fresh_processs(front):
     child, _ = _fork(front, "new")
@@ -196,7 +195,6 @@ def test_a_forked_childs_new_env_works_and_equals_a_fresh_processs(front):
 
 
 @pytest.mark.nosan
-@pytest.mark.slow
 @pytest.mark.parametrize("front", FRONT)
 def test_a_forked_child_closes_the_inherited_env_at_once_and_other_calls_then_raise(front):
     child, _ = _fork(front, "close")
@@ -206,7 +204,6 @@ def test_a_forked_child_closes_the_inherited_env_at_once_and_other_calls_then_ra
 
 
 @pytest.mark.nosan
-@pytest.mark.slow
 @pytest.mark.parametrize("front", FRONT)
 def test_in_a_forked_child_the_inherited_env_refuses_calls_and_del_returns(front):
     child, _ = _fork(front, "call")
@@ -216,7 +213,6 @@ def test_in_a_forked_child_the_inherited_env_refuses_calls_and_del_returns(front
 
 
 @pytest.mark.nosan
-@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["exit", "os_exit"])
 @pytest.mark.parametrize("front", FRONT)
 def test_a_forked_child_exits_with_the_inherited_env_alive(front, scenario):
@@ -260,7 +256,6 @@ if __name__ == "__main__":
 
 
 @pytest.mark.nosan
-@pytest.mark.slow  # three pools, each serving every front-end
 def test_multiprocessing_workers_of_every_start_method_equal_the_parent(tmp_path):
     # spawn and forkserver import the main module again: a script file, not -c.
     script = tmp_path / "pool.py"
@@ -311,7 +306,6 @@ report("RESULT", ok=True)
 
 
 @pytest.mark.tsan  # and for ASan: two close()s at once used freed memory before
-@pytest.mark.slow
 @pytest.mark.sanitizers
 def test_concurrent_closes_and_a_close_beside_a_step_never_crash_or_hang():
     # Each round closes every front-end three ways. Under ASan two rounds show what it looks for, and a
@@ -371,7 +365,6 @@ def _close_and_exit(front: str, *bare: str) -> tuple[float, float]:
 
 
 @pytest.mark.nosan  # timings of an instrumented build mean nothing
-@pytest.mark.slow  # six processes beside a busy one on their CPU
 @pytest.mark.parametrize("front", ["ale", "sb3"])  # the gymnasium front-end's engine is the ale one's
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_core):
     # Generous bounds (the targets are 50 ms and 0.5 s; docs/benchmarks.md has the figures): an

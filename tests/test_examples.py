@@ -110,9 +110,21 @@ def test_startup_tool_times_both_peers_in_fresh_processes():
     assert out.count("MiB per env") == 2
 
 
-def test_benchmark_ppo_mode():
-    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--repeats", "1"])
-    assert "ours / subproc" in out and "rollout steps/s" in out
+def test_benchmark_ppo_mode(tmp_path):
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--ppo", "256", "--num-envs", "2", "--rounds", "1",
+                "--out", str(tmp_path / "ppo")])
+    assert "ours / subproc" in out and "ahead / inline" in out and "rollout steps/s" in out
+    # A paired round: four fresh processes, their ratios, then the rounds' medians, min and max.
+    results = json.loads((tmp_path / "ppo.json").read_text())
+    assert {b: len(r) for b, r in results["ppo"].items()} == dict.fromkeys(
+        ("sb3_ale_vec", "sb3_ale_vec inline", "sb3 subproc", "policy alone"), 1)
+    assert [r["order"] for r in results["ratios"]] == ["sb3_ale_vec"]
+    assert all(len(r) == 7 and all(v > 0 for k, v in r.items() if k != "order") for r in results["ratios"])
+    assert [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["median"], ["min"], ["max"])] == \
+        ["median", "min", "max"]
+    # The policy alone: no env to speak of.
+    alone = results["ppo"]["policy alone"]
+    assert all(r["ms_env"] < 0.1 * r["ms_forward"] and "resets" not in r for r in alone)
     # Where a rollout step's time goes: every part measured, none negative, the env a real share.
     header = next(line for line in out.splitlines() if line.startswith("backend") and "forward" in line).split()
     ours = next(line for line in out.splitlines()[::-1]

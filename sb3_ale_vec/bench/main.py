@@ -3,7 +3,7 @@
     python -m sb3_ale_vec.bench            # about a minute: Breakout, N=8, 1 thread and all cores
     python -m sb3_ale_vec.bench --full     # Breakout, Pong, MsPacman, SpaceInvaders at N=8,16,64 + plot
     python -m sb3_ale_vec.bench --game pong --num-envs 16,32 --threads 1,2 --out bench
-    python -m sb3_ale_vec.bench --ppo      # SB3 PPO throughput (ppo.py)
+    python -m sb3_ale_vec.bench --ppo      # SB3 PPO throughput, paired rounds (ppo.py)
     python -m sb3_ale_vec.bench --ray 1,2,4 --num-envs 16   # RayAleVecEnv shards (ray_shards.py)
     python -m sb3_ale_vec.bench --xla      # jitted lax.scan over xla()'s step vs step() vs ale-py's (jax_scan.py)
     python -m sb3_ale_vec.bench --profile --num-envs 8,64 --threads 2   # step times, idle (step_profile.py)
@@ -210,7 +210,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--full", action="store_true", help="four games at N=8,16,64, 5 runs each, JSON and plot")
     parser.add_argument("--out", default=None, help="write OUT.json and OUT.png (--full: default 'bench')")
     parser.add_argument("--ppo", type=int, nargs="?", const=4096, default=0, metavar="TIMESTEPS",
-                        help="measure SB3 PPO throughput (this engine vs make_atari_env + SubprocVecEnv)")
+                        help="measure SB3 PPO throughput (this engine with resets ahead and inline, make_atari_env + "
+                             "SubprocVecEnv, the policy alone) in paired rounds")
+    parser.add_argument("--rounds", type=int, default=None, help="--ppo's paired rounds (default 7, or --repeats)")
     parser.add_argument("--device", default="auto", help="torch device of --ppo and --learn (cpu, cuda; default auto)")
     parser.add_argument("--ray", default="", metavar="SHARDS",
                         help="comma-separated shard counts: RayAleVecEnv against one AleNativeVecEnv (ray_shards.py)")
@@ -252,7 +254,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.ppo:
         from sb3_ale_vec.bench.ppo import main_ppo
 
-        return main_ppo(games[0], sizes[0], args.ppo, repeats, args.device)
+        results = main_ppo(games[0], sizes[0], args.ppo, args.rounds or args.repeats or 7, args.device)
+        if out:
+            with open(f"{out}.json", "w") as f:
+                json.dump(results, f, indent=1)
+        return results
     if not 0 <= args.batch_size <= min(sizes):
         parser.error(f"--batch-size must be in [0, {min(sizes)}] (0: all envs; at most the smallest --num-envs)")
     names = args.peers.split(",") if args.peers else list(DEFAULT_PEERS)

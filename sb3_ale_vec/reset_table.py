@@ -5,18 +5,28 @@ A reset computed ahead (native/env/reset_ahead.*) is swapped in at an episode's 
 emulating the reset then. It is exact only where ALE's reset keeps nothing of the play before it;
 ``tools/reset_verdicts.py`` vets each ROM, mode, difficulty and sticky setting offline, after long
 and varied play, and writes ``reset_table.csv`` beside this file (its header says how: the plays, the
-frames, the date). A key the table lacks, or one it refuses, resets for real. At run time the engine
-still re-checks a sample of its swaps against a real reset, in idle time, and refuses a key (with a
-warning) on any difference.
+frames, the date, the ALE). A key the table lacks, or one it refuses, resets for real; so does every
+key where the engine's ALE is not the one the table was vetted with (warned once). At run time the
+engine still re-checks a sample of its swaps against a real reset, in idle time, and refuses a key
+(with a warning) on any difference.
 """
 
 from __future__ import annotations
 
 import csv
+import re
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
+from ale_py import ALEInterface, LoggerMode
+
+from sb3_ale_vec import _engine
+from sb3_ale_vec.games import rom_path
+
 TABLE = Path(__file__).with_name("reset_table.csv")
+# The header line naming the ALE the verdicts were vetted with (tools/reset_verdicts.py writes it).
+VERSION_LINE = re.compile(r"^#\s*ale_version:\s*(\S+)\s*$")
 
 
 @lru_cache(maxsize=1)
@@ -27,6 +37,58 @@ def verdicts() -> dict[tuple[str, int, int, bool], str]:
         return {(r["rom"], int(r["mode"]), int(r["difficulty"]), r["sticky"] == "1"): r["verdict"] for r in rows}
 
 
+@lru_cache(maxsize=1)
+def table_version() -> str | None:
+    """The ALE version the table was vetted with (its header's ``# ale_version: X`` line); None if it names none."""
+    with TABLE.open() as f:
+        for line in f:
+            if not line.startswith("#"):
+                return None
+            match = VERSION_LINE.match(line)
+            if match:
+                return match.group(1)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _holds() -> bool:
+    """Whether the table's verdicts hold for the engine's ALE. A verdict is about ALE's reset code and the
+    game's start-up under it: another ALE may reset otherwise, so nothing is computed ahead (warned once)."""
+    made, running = table_version(), _engine.ALE_VERSION
+    if made == running:
+        return True
+    warnings.warn(f"sb3_ale_vec's resets-ahead table ({TABLE.name}) was vetted with ALE {made or '(none named)'}, "
+                  f"but the engine was built from ALE {running}: resets ahead are off (every env resets for real) "
+                  "until the table is re-made with `python tools/reset_verdicts.py --write`.", RuntimeWarning,
+                  stacklevel=2)
+    return False
+
+
+@lru_cache(maxsize=None)
+def defaults(rom: str) -> tuple[int, int]:
+    """The (mode, difficulty) ALE plays a ROM in when none is set: its state's once the ROM is loaded
+    (ALE's loadROM resets the game in them). ale-py's ALE is the engine's (sb3_ale_vec checks it on
+    import). Loads the ROM, about 0.2 s, once a process and ROM."""
+    ALEInterface.setLoggerMode(LoggerMode.Error)  # as ale-py's AtariEnv does: no banner on stderr per load
+    ale = ALEInterface()
+    ale.loadROM(rom_path(rom))
+    state = ale.cloneState()
+    return int(state.getCurrentMode()), int(state.getDifficulty())
+
+
+def table_key(rom: str, mode: int, difficulty: int, sticky: bool) -> tuple[str, int, int, bool]:
+    """The table's key for the game the engine runs with these settings (mode, difficulty -1: left to ALE).
+    ALE fills a half left out with the ROM's default, so the key does too: (breakout, 4, -1) is the game
+    (4, 0) is. The default pair is the default key (-1, -1), the same game down to its state after the
+    reset (tools/reset_verdicts.py checks it), and the one vetted thoroughly."""
+    mode, difficulty, sticky = int(mode), int(difficulty), bool(sticky)
+    if mode < 0 and difficulty < 0:
+        return rom, -1, -1, sticky  # no ROM load on the common path
+    default = defaults(rom)
+    pair = (default[0] if mode < 0 else mode, default[1] if difficulty < 0 else difficulty)
+    return (rom, -1, -1, sticky) if pair == default else (rom, *pair, sticky)
+
+
 def vetted(rom: str, mode: int, difficulty: int, sticky: bool) -> bool:
     """Whether the table lets this key's resets be computed ahead (mode, difficulty -1: the ROM's default)."""
-    return verdicts().get((rom, int(mode), int(difficulty), bool(sticky))) == ""
+    return _holds() and verdicts().get(table_key(rom, mode, difficulty, sticky)) == ""

@@ -9,6 +9,16 @@ the tables this prints.
     python tools/reset_verdicts.py --modes    # the markdown table of the other modes and difficulties refused
 
 The printing modes read the table; only --write probes.
+
+Each ROM's default mode and difficulty is vetted thoroughly (THOROUGH: about 122,000 frames of play a
+key), every other pair quickly (MODES: about 4,500). The thorough effort on the ~2,000 explicit keys
+would take about 7 hours on one core, for keys few runs ask for; and on the default keys the long plays
+refused nothing that the first 1,000 frames, the RNG checks and the scrambles did not
+(tests/test_reset_table.py checks it), so the quick look is where refusals show. The engine's run-time
+re-checks sample the swaps of every key alike.
+
+The header's `ale_version:` line names the ALE the probe ran; sb3_ale_vec/reset_table.py computes no
+reset ahead under an engine built from another (warned once), until this tool re-makes the table.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ import time
 import ale_py
 from ale_py import ALEInterface, LoggerMode, roms
 
-from sb3_ale_vec import _testing, reset_table
+from sb3_ale_vec import _engine, _testing, reset_table
 
 ALEInterface.setLoggerMode(LoggerMode.Error)
 STICKY = 0.25  # the sticky setting the table's "1" keys were probed with (any > 0 resets alike)
@@ -115,6 +125,9 @@ def _header(games: int, keys: int, copies: int, frames: int, refused: int, minut
     lines = [
         "Made by tools/reset_verdicts.py --write: the resets-ahead verdict of each ROM, mode, difficulty and "
         "sticky setting.",
+        f"ale_version: {_engine.ALE_VERSION}",
+        "ale_version names the ALE the probe ran (the engine's); under another ALE, sb3_ale_vec computes no "
+        "reset ahead.",
         "verdict: empty = computed ahead; else why its resets are made for real. Keys not listed reset for real.",
         "frames: the frames of play the probe emulated for the key (0: refused before any play).",
         f"Vetted {datetime.date.today()} with ale-py {ale_py.__version__}, {processes} process(es), "

@@ -292,7 +292,7 @@ testing = Pybind11Extension(
     "sb3_ale_vec._testing",
     [f"native/{name}.cpp" for name in ("python/hooks", "xla/xla_stage_test", "env/emulator", "frames/frame_ops",
                                         "frames/resize_avx2", "frames/palette_lookup", "env/reset_ahead",
-                                        "env/ale_state", "env/reset_probe")],
+                                        "env/reset_job", "env/reset_check", "env/ale_state", "env/reset_probe")],
     depends=HEADERS, cxx_std=17, include_dirs=[str(NATIVE)],
 )
 # build_clib's sources stay empty here, so an sdist never lists ALE's files; BuildClib finds them.

@@ -2,6 +2,7 @@
 // check_config (config_check.cpp) holds each field to its range wherever a config enters the engine.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace sb3ale {
@@ -78,20 +79,20 @@ struct EnvConfig {
 #undef SB3ALE_FIELD
 
   int channels() const { return grayscale ? 1 : 3; }
-  int frame_size() const {
+  int64_t frame_size() const {  // 64-bit: a config is sized before check_config() has seen it
     switch (obs_type) {
       case ObsType::kRGB:
-        return screen_height * kScreenWidth * 3;
+        return int64_t{screen_height} * kScreenWidth * 3;
       case ObsType::kGrayscale:
-        return screen_height * kScreenWidth;
+        return int64_t{screen_height} * kScreenWidth;
       case ObsType::kRAM:
         return kRamSize;
       case ObsType::kProcessed:
         break;
     }
-    return img_height * img_width * channels();
+    return int64_t{img_height} * img_width * channels();
   }
-  int obs_size() const { return frame_size() * stack_num; }
+  int64_t obs_size() const { return frame_size() * stack_num; }
 };
 
 /// Throws std::invalid_argument naming the first field out of its range, its value and what is

@@ -66,8 +66,8 @@ void check_config(const EnvConfig& c) {
   require(c.env_frameskip_max == 0 || c.env_frameskip_max > c.env_frameskip, "env_frameskip_max",
           c.env_frameskip_max, "0 (a fixed frame skip) or > env_frameskip (" + shown(c.env_frameskip) + ")");
   between("screen_height", c.screen_height, kMinScreenHeight, kMaxScreenHeight);
-  // obs_size() is an int: a bigger observation would wrap around and rows would overlap.
-  const int64_t size = static_cast<int64_t>(c.frame_size()) * c.stack_num;
+  // Rows are indexed with ints in places (numpy's shapes, XLA's buffers): under 2^31 bytes each.
+  const int64_t size = c.obs_size();
   require(size <= INT_MAX, "stack_num", c.stack_num,
           "small enough that an observation (" + shown(size) + " bytes) stays under 2^31 bytes");
 }

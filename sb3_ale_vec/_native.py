@@ -96,11 +96,13 @@ class StepBatch:
         return self._raw["reset_frame_number"]
 
 
-def _warn_mismatch(owner: str, count: int) -> None:
-    # Once per place (Python's default filter): the count is also `reset_ahead_mismatches` on the engine.
-    warnings.warn(f"{owner}: a reset computed ahead differed from the real reset ({count} so far); this game's "
-                  "resets are made for real in this env from now on. Please report it: the table "
-                  "sb3_ale_vec/reset_table.csv vouched for it.", RuntimeWarning, stacklevel=4)
+def _warn_refused(owner: str, keys: list[str]) -> None:
+    # The engine names each refused key once in its life; the warning comes at the caller's next call
+    # (or close), never inside a recv: an error filter (-W error) then loses no batch.
+    for key in keys:
+        warnings.warn(f"{owner}: a reset computed ahead of {key} differed from the real reset; this engine resets "
+                      "that game for real from now on (reset_ahead_mismatches counts the checks that differed). "
+                      "Please report it: sb3_ale_vec/reset_table.csv vouched for it.", RuntimeWarning, stacklevel=4)
 
 
 class NativeVectorizer:
@@ -115,6 +117,7 @@ class NativeVectorizer:
         self.ram_info = batch.configs[0].ram_info  # one option for the batch: every config has the same
         self.max_seed = ALE_MAX_SEED if batch.preset == "ale" else None
         self.batch_size = self._vec.batch_size
+        self._refused: list[str] = []  # keys the engine refused, not yet warned of
 
     @property
     def closed(self) -> bool:
@@ -134,6 +137,11 @@ class NativeVectorizer:
             raise RuntimeError(f"this {self.owner} is closed")
         return self._vec
 
+    def _warn_refused(self) -> None:
+        """The warnings owed, before a call changes anything (a raised one loses nothing)."""
+        keys, self._refused = self._refused, []
+        _warn_refused(self.owner, keys)
+
     def send_reset(self, seeds: list[Any], env_ids: np.ndarray | None = None) -> None:
         """Start resetting every env (or env_ids: the next recv returns every env, the others as they
         are), seeds[k] an int or None; steps in flight are dropped."""
@@ -141,15 +149,16 @@ class NativeVectorizer:
         if self.max_seed is not None and any(s is not None and s > self.max_seed for s in seeds):
             raise ValueError(f"the ale preset takes seeds in [0, {self.max_seed}] (ALE's are C ints), got "
                              f"{max(s for s in seeds if s is not None)}")
+        self._warn_refused()
         self.live().send_reset(words, env_ids)
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None, strengths: np.ndarray | None = None) -> None:
+        self._warn_refused()
         self.live().send(actions, env_ids, strengths)
 
     def recv(self) -> StepBatch:
         raw = self.live().recv()
-        if "reset_ahead_mismatches" in raw:
-            _warn_mismatch(self.owner, raw["reset_ahead_mismatches"])
+        self._refused += raw.get("reset_ahead_refused", [])
         rows = raw["final_rows"].tolist()
         finals = raw["final_obs"]
         return StepBatch(
@@ -174,4 +183,11 @@ class NativeVectorizer:
         return [engine.screen_rgb(i) for i in range(self.num_envs)]
 
     def close(self) -> None:
+        """Closes the engine, then warns of what it refused since the last call (xla()'s steps included)."""
+        if not self._vec.closed:
+            try:
+                self._refused += self._vec._take_refused()
+            except RuntimeError:  # EngineBusy: another thread's call holds it; close() goes on
+                pass
         self._vec.close()
+        self._warn_refused()

@@ -10,7 +10,7 @@ import numpy as np
 from stable_baselines3.common.env_util import make_atari_env
 from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecTransposeImage
 
-from sb3_ale_vec import AleNativeVecEnv
+from sb3_ale_vec import AleNativeVecEnv, _testing
 from sb3_ale_vec.games import camel_name
 
 gym.register_envs(ale_py)
@@ -114,7 +114,7 @@ def swapping(env):
     """`env` (any front-end of ours) with resets computed ahead on, each prepared by its env at its
     episode's end rather than by the idle-priority threads (which a loaded machine may never run):
     so that a test really takes the swapped path. Its swaps so far: `resets_taken(env)`."""
-    env._native._vec._reset_ahead_wait = True
+    _testing._reset_ahead_wait(env._native._vec, True)
     return env
 
 

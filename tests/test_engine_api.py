@@ -20,8 +20,9 @@ VECTORIZER = {
     "pending", "closed", "num_envs", "num_threads", "batch_size", "obs_shape",
     "_profile", "_take_profile", "_resets_first", "_reset_ahead",  # the benchmark's switches and log
     # the benchmark's and the tests' views of the resets computed ahead
-    "_reset_ahead_wait", "_game_resets", "_resets_taken", "_resets_replayed", "_prepares_idle", "_prepared",
-    "_resets_checked", "_replays_abandoned", "reset_ahead_mismatches",
+    "_game_resets", "_resets_taken", "_resets_replayed", "_prepares_idle", "_prepared",
+    "_resets_checked", "_resets_check_dropped", "_replays_abandoned", "reset_ahead_mismatches",
+    "_take_refused",  # the keys a run-time check refused, for the front-ends' warning
 }
 
 

@@ -79,7 +79,11 @@ def _call(vec, rng, name: str) -> None:
     elif name == "pending":
         _ = vec.pending, vec.num_envs, vec.obs_shape, vec.batch_size
     elif name == "switch":
-        setattr(vec, str(rng.choice(["_reset_ahead", "_resets_first", "_reset_ahead_wait"])), bool(rng.random() < 0.5))
+        switch = str(rng.choice(["_reset_ahead", "_resets_first", "_reset_ahead_wait", "_hold_prepares"]))
+        if switch.startswith("_reset_ahead_wait") or switch == "_hold_prepares":  # the tests' switches
+            getattr(_testing, switch)(vec, bool(rng.random() < 0.5))
+        else:
+            setattr(vec, switch, bool(rng.random() < 0.5))
     elif name == "profile":
         vec._profile(bool(rng.random() < 0.5)) if rng.random() < 0.7 else vec._take_profile()
     elif name == "close":

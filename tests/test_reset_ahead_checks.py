@@ -43,7 +43,7 @@ def test_the_idle_threads_path_swaps_and_equals_real_resets():
     kwargs = dict(num_threads=2, max_num_frames_per_episode=160)  # an episode every 40 steps
     free = AleVectorEnv("breakout", n, **kwargs)
     vec = free._native._vec
-    assert vec._reset_ahead and not vec._reset_ahead_wait
+    assert vec._reset_ahead
     obs, _ = free.reset(seed=7)
     out = [obs.copy()]
     try:

@@ -1,68 +1,77 @@
-// Threads for work no step waits for (the resets computed ahead): they run at the scheduler's lowest
-// priority, so they take little of a core that a step, a caller or another program wants. Under load
-// such a thread may not run for a long time, so nothing ever waits for one: the threads are detached and
-// share with the engine only a queue of jobs that own what they touch (ResetJob), they end on their
-// own once told to stop, and the engine's side takes their lock only with try_lock.
+// Threads for work no step waits for (the resets computed ahead, env/reset_job.*): they run at the
+// scheduler's lowest priority, so they take little of a core that a step, a caller or another program
+// wants. Under load such a thread may not run for a long time, so nothing ever waits for one: the
+// threads are detached, they end on their own once told to stop (core/exit_registry.*), and they share
+// with the engine only one slot per env, each an atomic pointer: the engine's side never takes a lock
+// that an idle thread may hold, and never waits (submit, run_one and idle are wait-free).
+//
+// Owns: the threads, the slots, their priority. Called by the engine (submit, from the env's task),
+// by the pool's workers with nothing queued (run_one, through core/idle_lending.hpp) and by tests.
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <condition_variable>
-#include <deque>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include "env/reset_ahead.hpp"
+#include "core/exit_registry.hpp"
+#include "env/reset_job.hpp"
 
 namespace sb3ale {
 
-/// `num_threads` detached threads that run the queued jobs, at the lowest priority: Linux's SCHED_BATCH
-/// at nice 19, the background QoS class on macOS, idle priority on Windows (see platform::lower_to_idle),
-/// and the normal priority elsewhere.
+/// `num_threads` detached threads that run the submitted jobs, at the lowest priority: Linux's
+/// SCHED_BATCH at nice 19, the background QoS class on macOS, idle priority on Windows (see
+/// platform::lower_to_idle), and the normal priority elsewhere.
 class Background {
  public:
-  /// `affinity_offset` >= 0 pins thread t as ThreadPool pins worker t (the same CPUs, no others).
-  Background(int num_threads, int affinity_offset);
+  /// `num_slots`: one per env (an env has one job submitted at a time). `affinity_offset` >= 0 pins
+  /// thread t as ThreadPool pins worker t (the same CPUs, no others).
+  Background(int num_threads, int num_slots, int affinity_offset);
   ~Background();  // tells the threads to stop after the job each runs: waits for none of them
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;
 
-  /// Queues `job` unless that would wait (an idle thread holds the queue): false then, and the
-  /// caller abandons the job.
-  bool submit(std::shared_ptr<ResetJob> job);
-  /// Runs the oldest queued job on the calling thread, at its own priority (a ThreadPool worker with
-  /// nothing else to do): false when none is queued or the queue is busy.
+  /// Puts `job` in slot `slot` for the next free thread; a job still there, never started, is
+  /// replaced (and abandoned). Never waits, never fails.
+  void submit(int slot, std::shared_ptr<ResetJob> job);
+  /// Runs one submitted job on the calling thread, at its own priority (a ThreadPool worker with
+  /// nothing else to do): false when none is waiting (or the threads are held).
   bool run_one();
   /// Whether the threads run at a priority below ordinary threads' (false: the fallback).
   bool idle_priority() const { return shared_->idle_priority.load(); }
-  /// Nothing queued and nothing running (for tests: the prepares asked for are all done).
+  /// No job waiting and none running (for tests: the prepares asked for are all done).
   bool idle() const;
-  /// The interpreter's exit: every Background's threads (those of closed envs too) told to stop and
-  /// their jobs abandoned, then up to kExitGrace for the threads to be gone. The one wait on them
-  /// anywhere, and bounded: a low-priority thread still there when the process ends may be the last
-  /// one out, and the last one out tears the address space down at its priority (seconds when
-  /// every core is busy); a thread told to stop ends within milliseconds, the job it runs within one
-  /// phase of it.
-  static void stop_all();
-  static constexpr int kExitGraceMs = 300;
+  /// Tests: while held, no thread starts a job (they stay waiting: prepares come late).
+  void hold(bool on) { shared_->held.store(on, std::memory_order_release); }
 
  private:
-  struct Shared {  // owned by the engine's Background and by each thread, whichever ends last
-    explicit Shared(int num_threads) : marks(static_cast<size_t>(num_threads)) {}
+  using Slot = std::atomic<std::shared_ptr<ResetJob>*>;  // a job's holder, or null
+  struct Shared final : exit_registry::Member {  // owned by the engine's Background and by each thread
+    Shared(int num_threads, int num_slots)
+        : marks(static_cast<size_t>(num_threads)), running(static_cast<size_t>(num_threads)),
+          slots(static_cast<size_t>(num_slots)) {}
+    ~Shared() override;
+    void halt() override;
+    bool ended() const override;
+    /// Takes the next waiting job (null: none), from the slot after the last one taken.
+    std::shared_ptr<ResetJob> take();
     std::vector<std::atomic<std::int64_t>> marks;  // each thread's platform::mark_this_thread() (0: not yet)
-    std::mutex mutex;
-    std::condition_variable ready;
-    std::deque<std::shared_ptr<ResetJob>> queue;
-    std::vector<std::shared_ptr<ResetJob>> running;  // the idle threads', so that stop_all() can abandon them
-    std::atomic<int> queued{0};  // queue.size(), read without the lock
-    std::atomic<int> lent{0};    // jobs run_one() is running (never behind the lock: see run_one)
+    std::vector<Slot> running;   // each idle thread's job, so that halt() can abandon it
+    std::vector<Slot> slots;
+    std::atomic<int> waiting{0};  // jobs in slots
+    std::atomic<int> busy{0};     // jobs being run (idle threads' and lent)
+    std::atomic<size_t> cursor{0};
+    std::mutex sleep_mutex;       // only to sleep on `wake`: no job is touched under it
+    std::condition_variable wake;
     std::atomic<bool> stop{false};
+    std::atomic<bool> held{false};
     std::atomic<bool> idle_priority{true};
   };
-  static void work(const std::shared_ptr<Shared>& shared);
-  /// Tells `shared`'s threads to stop after the job each runs.
-  static void halt(Shared& shared);
+  static void work(Shared& shared, int t);
+  /// Runs `job` (taken from a slot) and counts it out of `busy`.
+  static void run(Shared& shared, const std::shared_ptr<ResetJob>& job);
 
   std::shared_ptr<Shared> shared_;
 };

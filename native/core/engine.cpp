@@ -20,37 +20,13 @@ int thread_count(int requested, int num_envs) {
   return std::max(1, std::min(requested == 0 ? cores : requested, num_envs));
 }
 
-const EnvConfig& first(const std::vector<EnvConfig>& configs) {
+/// `configs`, each checked (check_config) and all of one observation shape, before anything reads
+/// them: a config built directly skipped options.py's checks, and its sizes may not even fit an int.
+const std::vector<EnvConfig>& checked(const std::vector<EnvConfig>& configs) {
   if (configs.empty()) throw std::invalid_argument("num_envs must be >= 1");
-  return configs.front();
-}
-
-}  // namespace
-
-Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset,
-               int batch_size)
-    : configs_(configs),
-      batch_size_(batch_size == 0 ? static_cast<int>(configs.size()) : batch_size),
-      affinity_offset_(thread_affinity_offset),
-      obs_size_(static_cast<size_t>(first(configs).obs_size())),
-      resizes_(first(configs).img_height, first(configs).img_width, first(configs).channels()),
-      pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
-            [this](int i) { run_env(i); },
-            // A worker with nothing queued prepares resets: at its own priority, in time it has.
-            [this] {
-              Background* background = lender_.load(std::memory_order_acquire);
-              return background != nullptr && background->run_one();
-            }) {
-  reset_ahead_ = pool_.size() > 1;
-  if (reset_ahead_) start_background();
-  const int n = static_cast<int>(configs_.size());
-  if (batch_size_ < 1 || batch_size_ > n) {
-    throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
-  }
-  quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
-  for (const EnvConfig& c : configs_) {
-    check_config(c);  // a config built directly skipped options.py's checks
-    const EnvConfig& c0 = configs_.front();
+  const EnvConfig& c0 = configs.front();
+  for (const EnvConfig& c : configs) {
+    check_config(c);
     if (c.img_height != c0.img_height || c.img_width != c0.img_width || c.grayscale != c0.grayscale ||
         c.stack_num != c0.stack_num || c.layout != c0.layout || c.obs_size() != c0.obs_size()) {
       throw std::invalid_argument("every env of an engine needs the same observation shape");
@@ -58,13 +34,40 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
     // ALE's loadROM() exits the process on a ROM it does not know: check once, up front.
     check_supported_rom(c.rom_path);
   }
+  return configs;
+}
+
+std::string key_name(const EnvConfig& c) {
+  const std::string rom = c.rom_path.substr(c.rom_path.find_last_of("/\\") + 1);
+  return rom + " (mode " + std::to_string(c.mode) + ", difficulty " + std::to_string(c.difficulty) +
+         (c.repeat_action_probability > 0 ? ", sticky actions)" : ", no sticky actions)");
+}
+
+}  // namespace
+
+Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int thread_affinity_offset,
+               int batch_size)
+    : configs_(checked(configs)),
+      batch_size_(batch_size == 0 ? static_cast<int>(configs.size()) : batch_size),
+      affinity_offset_(thread_affinity_offset),
+      obs_size_(static_cast<size_t>(configs_.front().obs_size())),
+      resizes_(configs_.front().img_height, configs_.front().img_width, configs_.front().channels()),
+      pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
+            [this](int i) { run_env(i); }, [this] { return lending_(); }) {
+  const int n = static_cast<int>(configs_.size());
+  if (batch_size_ < 1 || batch_size_ > n) {
+    throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
+  }
+  reset_ahead_ = pool_.size() > 1;
+  if (reset_ahead_) start_background();
+  quiet_ale_logs();  // before any ALEInterface exists: its constructor logs a banner
   const auto size = static_cast<size_t>(n);
   // One run-time verdict per key (ROM, mode, difficulty, sticky) among the envs: a swap that a real
   // reset did not reproduce refuses the key for each env of it.
   std::map<std::tuple<std::string, int, int, bool>, std::shared_ptr<RuntimeVerdict>> keys;
   for (const EnvConfig& c : configs_) {
     auto& verdict = keys[std::make_tuple(c.rom_path, c.mode, c.difficulty, c.repeat_action_probability > 0)];
-    if (!verdict) keys_.push_back(verdict = std::make_shared<RuntimeVerdict>());
+    if (!verdict) keys_.push_back(verdict = std::make_shared<RuntimeVerdict>(key_name(c)));
     verdicts_.push_back(verdict);
   }
   envs_.resize(size);
@@ -95,12 +98,12 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
 }
 
 Engine::~Engine() {
-  // The tasks: queued ones dropped, running ones finished (a reset may be rebuilding its env right
-  // now). Then every prepare is abandoned (ResetJob: it owns what it touches and frees itself), and
-  // the members go: the pool's workers joined (one in a prepare leaves it at its next phase: the
-  // join waits for a phase at most), the idle threads told to stop (nothing waits for them).
-  lender_.store(nullptr, std::memory_order_release);  // the workers take no more prepares
-  pool_.cancel();
+  // The workers first, whatever the members' order: queued tasks dropped, running ones finished (a
+  // reset may be rebuilding its env right now), a prepare lent to a worker left at its next phase,
+  // and the workers joined. Then every prepare is abandoned (ResetJob: it owns what it touches and
+  // frees itself) and the idle threads are told to stop (nothing waits for them).
+  lending_.lend(nullptr);
+  pool_.shutdown();
   for (const auto& env : envs_) {
     if (env) env->abandon_prepare();
   }
@@ -232,9 +235,7 @@ void Engine::run_env(int i) {
   // an idle thread, in time no thread of ours wants.
   const auto e = static_cast<size_t>(i);
   if (reset_ahead_ && errors_[e] == nullptr) {
-    if (std::shared_ptr<ResetJob> job = envs_[e]->claim_prepare()) {
-      if (!background_->submit(job)) job->abandon();  // the queue was busy: this reset is made for real
-    }
+    if (std::shared_ptr<ResetJob> job = envs_[e]->claim_prepare()) background_->submit(i, std::move(job));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "config.hpp"
 #include "frames/resize_cache.hpp"
 #include "core/background.hpp"
+#include "core/idle_lending.hpp"
 #include "core/task_profile.hpp"
 #include "core/thread_pool.hpp"
 
@@ -108,22 +109,25 @@ class Engine {
   bool reset_ahead() const { return reset_ahead_; }
   void set_reset_ahead(bool on, bool wait = false);
   bool wait_for_prepares() const { return wait_for_prepares_; }
-  /// For tests: no prepare queued or running on the idle threads.
+  /// For tests: no prepare waiting or running on the idle threads (never waits).
   bool prepares_idle() const { return !background_ || background_->idle(); }
+  /// For tests: while on, no thread starts a prepare (they come late: every reset is made for real).
+  void hold_prepares(bool on);
+  /// For tests: sleeping workers kept off the caller's CPU for a wake-up so far (WakeSteering).
+  int64_t wakes_steered() const { return pool_.steered(); }
   /// For tests: the envs whose next reset is prepared; no env may be in flight.
   int prepared() const;
   /// The counts of the resets computed ahead (envs rebuilt after a failure start at 0).
-  enum class Count { kGames, kTaken, kReplayed, kChecked, kMismatches, kAbandoned };
-  /// kGames: every game reset (ALE reset_game(), made or swapped in); kTaken: swapped in; kReplayed: of those, with their chain's script; kChecked: swaps re-checked
-  /// against a real reset; kMismatches: checks that differed (each refuses its key in this engine);
-  /// kAbandoned: replays left part-way (a script predicted wrong; see Emulator::replays_abandoned).
+  enum class Count { kGames, kTaken, kReplayed, kChecked, kMismatches, kDropped, kAbandoned };
+  /// kGames: every game reset (ALE reset_game(), made or swapped in); kTaken: swapped in; kReplayed:
+  /// of those, with their chain's script; kChecked: swaps re-checked against a real reset;
+  /// kMismatches: checks that differed (each refuses its key in this engine); kDropped: checks owed
+  /// and never made (an env rebuilt owing one); kAbandoned: replays left part-way (a script predicted
+  /// wrong; see Emulator::replays_abandoned). kChecked, kMismatches and kDropped are the keys'.
   int64_t resets_count(Count what) const;
-  /// resets_count(kMismatches), from any thread at any time (the recv reports it).
-  int64_t reset_ahead_mismatches() const {
-    int64_t total = 0;
-    for (const auto& key : keys_) total += key->mismatches.load(std::memory_order_relaxed);
-    return total;
-  }
+  /// The keys refused since the last call (each once in the engine's life), as their warning names
+  /// them; safe while envs are in flight (the recv and xla() report them).
+  std::vector<std::string> take_refused();
   /// For the benchmark's --profile: starts (clearing the log) or stops timing every task; no env
   /// may be in flight.
   void profile(bool on);
@@ -173,8 +177,8 @@ class Engine {
   std::vector<std::shared_ptr<RuntimeVerdict>> verdicts_;  // per env, shared by the envs of one key
   std::vector<std::shared_ptr<RuntimeVerdict>> keys_;      // each of them once
   std::unique_ptr<Background> background_;  // made when resets ahead are first switched on
-  std::atomic<Background*> lender_{nullptr};  // background_, as the workers see it (they run its jobs)
-  ThreadPool pool_;  // last: destroyed first (its tasks queue background ones), then background_
+  IdleLending lending_;  // background_, lent to the pool's workers with nothing queued
+  ThreadPool pool_;  // shut down first by ~Engine, whatever the members' order
 };
 
 }  // namespace sb3ale

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/engine.hpp"
 
@@ -12,7 +14,7 @@ namespace sb3ale {
 void Engine::set_reset_ahead(bool on, bool wait) {
   const Driver driver(*this);
   if (in_flight() > 0) throw std::logic_error("set_reset_ahead() needs no env in flight: recv() them first");
-  if (on && !wait && !background_) start_background();
+  if (on && !background_) start_background();
   reset_ahead_ = on;
   wait_for_prepares_ = wait;
   for (size_t e = 0; e < envs_.size(); ++e) {
@@ -20,33 +22,53 @@ void Engine::set_reset_ahead(bool on, bool wait) {
   }
 }
 
+void Engine::hold_prepares(bool on) {
+  const Driver driver(*this);
+  if (!background_) start_background();
+  background_->hold(on);
+}
+
+std::vector<std::string> Engine::take_refused() {
+  std::vector<std::string> keys;
+  for (const auto& key : keys_) {
+    if (key->refused.load(std::memory_order_acquire) && !key->reported.exchange(true)) keys.push_back(key->key);
+  }
+  return keys;
+}
+
 void Engine::start_background() {
   // The pool's workers run the queued prepares whenever they have nothing else to do (a busy loop on
   // few cores leaves them little else); the idle-priority threads, as many as the workers, run the
   // rest in time that no thread of ours (nor any other program) wants: more would only compete.
-  background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), affinity_offset_);
-  lender_.store(background_.get(), std::memory_order_release);
+  background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), static_cast<int>(configs_.size()), affinity_offset_);
+  lending_.lend(background_.get());
 }
 
 void Engine::apply_reset_ahead(size_t e) {
-  envs_[e]->set_reset_ahead(reset_ahead_, verdicts_[e]);
-  envs_[e]->wait_for_prepares(wait_for_prepares_);
+  // Switched off with a check owed: the check still runs, in idle time (nothing waits for it).
+  if (auto owed = envs_[e]->set_reset_ahead(reset_ahead_, wait_for_prepares_, verdicts_[e])) {
+    background_->submit(static_cast<int>(e), std::move(owed));
+  }
 }
 
 int64_t Engine::resets_count(Count what) const {
   const Driver driver(*this);
   if (in_flight() > 0) throw std::logic_error("resets_count() needs no env in flight: recv() them first");
-  if (what == Count::kMismatches) return reset_ahead_mismatches();  // per key, not per env
   int64_t total = 0;
+  if (what == Count::kChecked || what == Count::kMismatches || what == Count::kDropped) {  // per key
+    for (const auto& key : keys_) {
+      total += (what == Count::kChecked ? key->checked : what == Count::kDropped ? key->dropped : key->mismatches).load();
+    }
+    return total;
+  }
   for (const auto& env : envs_) {
     if (!env) continue;
     switch (what) {
       case Count::kGames: total += env->game_resets(); break;
       case Count::kTaken: total += env->resets_taken(); break;
       case Count::kReplayed: total += env->resets_replayed(); break;
-      case Count::kChecked: total += env->resets_checked(); break;
       case Count::kAbandoned: total += env->replays_abandoned(); break;
-      case Count::kMismatches: break;
+      default: break;
     }
   }
   return total;

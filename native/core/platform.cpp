@@ -150,6 +150,22 @@ std::vector<int> this_thread_cpus() {
   return cpus;
 }
 
+std::vector<int> thread_cpus(std::thread& thread) {
+  std::vector<int> cpus;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_getaffinity_np(thread.native_handle(), sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+#else
+  (void)thread;
+#endif
+  return cpus;
+}
+
 bool set_this_thread_cpus(const std::vector<int>& cpus) {
 #if defined(__linux__)
   const cpu_set_t set = cpu_set_of(cpus);

@@ -31,11 +31,13 @@ std::vector<int> allowed_cpus();
 /// no way to pin a thread (its affinity tags are hints, and ignored on Apple silicon): always false.
 bool pin_thread(std::thread& thread, int cpu);
 
-/// Linux only (elsewhere -1, {} and false), for ThreadPool's wake-ups (see thread_pool.cpp): the CPU
-/// the calling thread runs on now; the calling thread's allowed CPUs, and setting them; and allowing
-/// `thread` every CPU of `cpus` but `cpu` (false, and nothing done, unless `cpu` is one of several).
+/// Linux only (elsewhere -1, {} and false), for ThreadPool's wake-ups (see wake_steering.cpp): the CPU
+/// the calling thread runs on now; the calling thread's allowed CPUs, and setting them; `thread`'s
+/// allowed CPUs; and allowing `thread` every CPU of `cpus` but `cpu` (false, and nothing done, unless
+/// `cpu` is one of several).
 int current_cpu();
 std::vector<int> this_thread_cpus();
+std::vector<int> thread_cpus(std::thread& thread);
 bool set_this_thread_cpus(const std::vector<int>& cpus);
 bool keep_off_cpu(std::thread& thread, const std::vector<int>& cpus, int cpu);
 

@@ -22,15 +22,7 @@ namespace {
 constexpr auto kWorkerSpin = std::chrono::microseconds(200);
 // and the caller, once the queue is empty, this long for the workers' last envs:
 constexpr auto kCallerSpin = std::chrono::microseconds(300);
-// A worker that did sleep (the caller's gap outlasted its spin) is woken by the caller, and Linux then
-// often places it on the caller's own CPU (wake-affine; it stops looking for an idle CPU when the
-// machine looks busy, and spinning threads look busy), where it waits behind the caller, which steps
-// the whole batch itself: Breakout N=2 on 2 vCPUs, 2 threads, 1 ms between batches took 0.66-0.77 ms
-// a batch, against 0.29 ms in a tight loop (perf sched: the worker woken on the caller's CPU, waiting
-// 0.6-0.9 ms). So the caller first allows each sleeping worker every CPU but its own (one syscall per
-// worker, only after a gap), and the worker takes its CPUs back as it wakes: 0.41-0.42 ms a batch.
-// (Short timed sleeps instead of the condition variable also found the batch on the worker's own
-// CPU, but their wake-ups slowed a CPU policy's gap by a fifth: dropped.)
+// A worker that did sleep is woken by the caller: where Linux places it, see wake_steering.hpp.
 
 template <typename Ready>
 void spin_until(std::chrono::microseconds budget, Ready ready) {
@@ -64,8 +56,7 @@ std::vector<int> allowed_cpus() { return platform::allowed_cpus(); }
 ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task,
                        std::function<bool()> idle)
     : task_(std::move(task)), idle_(std::move(idle)), spin_(num_threads <= static_cast<int>(allowed_cpus().size())),
-      steer_(spin_ && affinity_offset < 0 && platform::current_cpu() >= 0),
-      sleep_(static_cast<size_t>(std::max(0, num_threads - 1))) {
+      steering_(std::max(0, num_threads - 1), spin_ && affinity_offset < 0 && platform::current_cpu() >= 0) {
   const std::vector<int> cpus = allowed_cpus();
   for (int t = 0; t + 1 < num_threads; ++t) {
     try {
@@ -77,7 +68,7 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
     } catch (const std::system_error& e) {
       // A constructor that throws runs no destructor: stop and join the workers already started
       // here (joinable threads left behind would terminate the process), then say what happened.
-      stop_and_join();
+      shutdown();
       throw std::runtime_error("could not start worker thread " + std::to_string(t + 1) + " of " +
                                std::to_string(num_threads - 1) + " (" + e.what() +
                                "): the process is out of threads or memory; ask for fewer num_threads");
@@ -86,9 +77,9 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
   }
 }
 
-ThreadPool::~ThreadPool() { stop_and_join(); }
+ThreadPool::~ThreadPool() { shutdown(); }
 
-void ThreadPool::stop_and_join() {
+void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
@@ -105,7 +96,7 @@ void ThreadPool::submit(const std::vector<int>& indices) {
     queue_.insert(queue_.end(), indices.begin(), indices.end());
     queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
     if (sleepers_ == 0) return;  // every worker works or spins: each finds the queue itself
-    if (steer_) keep_sleepers_off(platform::current_cpu());
+    if (steering_.on()) steering_.steer(workers_, platform::current_cpu());
   }
   if (indices.size() == 1) {
     work_ready_.notify_one();
@@ -170,27 +161,11 @@ void ThreadPool::work() {
       lock.lock();
       if (!queue_.empty() || run_idle(lock)) continue;  // background work queued during the spin
     }
-    Sleep& sleep = sleep_[static_cast<size_t>(this_thread_index - 1)];
-    if (steer_) sleep.cpus = platform::this_thread_cpus();  // read afresh: the process may have moved
-    sleep.asleep = true;
+    steering_.asleep(this_thread_index - 1);
     ++sleepers_;
     work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     --sleepers_;
-    sleep.asleep = false;
-    // Its CPUs back at once: kept off the caller's CPU for its whole share of the batch, it made
-    // the batch slower (0.62-0.69 ms, against 0.41-0.42 ms).
-    if (sleep.steered) {
-      platform::set_this_thread_cpus(sleep.cpus);
-      sleep.steered = false;
-    }
-  }
-}
-
-void ThreadPool::keep_sleepers_off(int cpu) {
-  if (cpu < 0) return;
-  for (size_t t = 0; t < workers_.size(); ++t) {
-    Sleep& sleep = sleep_[t];
-    if (sleep.asleep && !sleep.steered) sleep.steered = platform::keep_off_cpu(workers_[t], sleep.cpus, cpu);
+    steering_.awake(this_thread_index - 1);
   }
 }
 

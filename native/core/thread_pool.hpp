@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/wake_steering.hpp"
+
 namespace sb3ale {
 
 /// The CPUs this process may run on (its affinity mask: what Ray, Kubernetes or Slurm gave it),
@@ -54,20 +56,22 @@ class ThreadPool {
   std::vector<int> take(int count);
   /// Drops the queued indices that no thread has started (returned), waits for the running ones.
   std::vector<int> cancel();
+  /// Drops the queued indices, lets the running tasks finish and joins the workers (the destructor
+  /// does it too): after it no worker runs anything, task or idle work.
+  void shutdown();
   int size() const { return static_cast<int>(workers_.size()) + 1; }
+  /// Sleeping workers kept off the caller's CPU for a wake-up so far (WakeSteering; for tests).
+  int64_t steered() const { return steering_.steered(); }
   /// Which of a pool's threads runs this: worker t (1-based), or 0 for any other thread (the caller).
   static int current_thread();
 
  private:
   void work();
-  void stop_and_join();
   /// Pops and runs the next queued index; `lock` is held on entry and exit, released meanwhile.
   void run_next(std::unique_lock<std::mutex>& lock);
   /// Spins briefly (lock released) for `count` finished indices before the caller sleeps.
   void caller_spin(std::unique_lock<std::mutex>& lock, int count);
 
-  /// Keeps the sleeping workers off `cpu` (the caller's) for the wake-up that follows (thread_pool.cpp).
-  void keep_sleepers_off(int cpu);
   /// Runs one piece of `idle_` (lock released meanwhile), unless a task is queued: whether it ran one.
   bool run_idle(std::unique_lock<std::mutex>& lock);
 
@@ -85,13 +89,7 @@ class ThreadPool {
   int wanted_ = 0;         // finished indices the caller waits for
   bool stop_ = false;
   int sleepers_ = 0;       // workers asleep on work_ready_: the others find a queued task themselves
-  const bool steer_;       // keep_sleepers_off() before a wake-up: Linux, workers not pinned, no more than CPUs
-  struct Sleep {           // per worker, under mutex_
-    bool asleep = false;
-    bool steered = false;  // kept off the caller's CPU since its wake-up
-    std::vector<int> cpus;  // its allowed CPUs when it went to sleep
-  };
-  std::vector<Sleep> sleep_;
+  WakeSteering steering_;  // under mutex_
   std::vector<std::thread> workers_;  // last: started once the rest is built
 };
 

@@ -67,14 +67,14 @@ class AtariEnv {
   int screen_height() const { return emu_.screen_height(); }  ///< the ROM's rows
   const ale::ActionVect& action_set() const { return emu_.action_set(); }
   /// Resets computed ahead of time (ResetAhead): on or off, and the prepare due after a reset (once).
-  void set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict) { emu_.set_reset_ahead(on, verdict); }
-  void wait_for_prepares(bool on) { emu_.wait_for_prepares(on); }
+  std::shared_ptr<ResetJob> set_reset_ahead(bool on, bool wait, const std::shared_ptr<RuntimeVerdict>& verdict) {
+    return emu_.set_reset_ahead(on, wait, verdict);
+  }
   std::shared_ptr<ResetJob> claim_prepare() { return emu_.claim_prepare(); }
   void abandon_prepare() { emu_.abandon_prepare(); }
   bool prepared() const { return emu_.prepared(); }
   int64_t game_resets() const { return emu_.game_resets(); }
   int64_t resets_taken() const { return emu_.resets_taken(); }
-  int64_t resets_checked() const { return emu_.resets_checked(); }
   int64_t replays_abandoned() const { return emu_.replays_abandoned(); }
   int64_t resets_replayed() const { return emu_.resets_replayed(); }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "env/ale_state.hpp"
 #include "frames/frame_ops.hpp"
 
 namespace sb3ale {
@@ -73,13 +74,16 @@ Emulator::Emulator(const EnvConfig& config, int ale_max_frames, PaletteCache& pa
   ale_ = make_ale(config_, ale_max_frames);
 }
 
-void Emulator::set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict) {
+std::shared_ptr<ResetJob> Emulator::set_reset_ahead(bool on, bool wait,
+                                                    const std::shared_ptr<RuntimeVerdict>& verdict) {
   if (replaying()) leave_replay();
   on = on && config_.reset_ahead;  // a key the table does not vouch for resets for real
-  // Off keeps the spare (an A/B switches back and forth): only what it prepared is dropped.
   if (on && !ahead_) ahead_ = std::make_unique<ResetAhead>(config_, ale_max_frames_, verdict);
-  if (!on && ahead_) ahead_->disarm();
-  ahead_on_ = on;
+  if (ahead_) ahead_->wait_for_prepares(wait);
+  if (on || !ahead_) return nullptr;
+  std::shared_ptr<ResetJob> owed = ahead_->release();
+  ahead_.reset();
+  return owed;
 }
 
 void Emulator::load(int32_t ale_seed) {
@@ -120,7 +124,7 @@ void Emulator::load(int32_t ale_seed) {
 void Emulator::reset_game() {
   if (replaying()) leave_replay();
   ++game_resets_;
-  switch (ahead_on_ ? ahead_->take(ale_) : ResetAhead::Taken::kNo) {
+  switch (ahead_ ? ahead_->take(ale_) : ResetAhead::Taken::kNo) {
     case ResetAhead::Taken::kNo:
       reset_for_real();
       break;
@@ -166,7 +170,7 @@ void Emulator::leave_replay() const {
 
 void Emulator::reset_for_real() const {
   ale_->reset_game();
-  if (ahead_on_) ahead_->arm(*ale_);  // the next reset is computed ahead from here
+  if (ahead_) ahead_->arm(*ale_);  // the next reset is computed ahead from here
 }
 
 const uint8_t* Emulator::screen() const {

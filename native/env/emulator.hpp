@@ -15,6 +15,7 @@
 #include "config.hpp"
 #include "frames/frame_ops.hpp"
 #include "env/reset_ahead.hpp"
+#include "env/reset_job.hpp"
 
 namespace sb3ale {
 
@@ -111,26 +112,23 @@ class Emulator {
   void reset_game();
   /// After a chain's reset: what it does after a real reset, for the next reset computed ahead.
   void set_next_reset_script(ResetScript script) {
-    if (ahead_on_) ahead_->set_script(std::move(script));
+    if (ahead_) ahead_->set_script(std::move(script));
   }
-  /// Resets ahead of time on or off (ResetAhead; only where the config's table entry allows them),
-  /// their key's run-time verdict shared by the engine's envs of the same key.
-  void set_reset_ahead(bool on, const std::shared_ptr<RuntimeVerdict>& verdict);
-  /// ResetAhead::wait_for_prepares (tests), once resets ahead were switched on.
-  void wait_for_prepares(bool on) {
-    if (ahead_) ahead_->wait_for_prepares(on);
-  }
+  /// The one place that decides whether this env computes its resets ahead (ResetAhead exists only
+  /// then): the engine's switch `on`, and the config's table entry. Their key's run-time verdict is
+  /// shared by the engine's envs of the same key. Switched off, a check still owed comes back as a
+  /// job for the engine to queue (null: none).
+  std::shared_ptr<ResetJob> set_reset_ahead(bool on, bool wait, const std::shared_ptr<RuntimeVerdict>& verdict);
   /// ResetAhead::claim: the prepare due after this reset, once (null when off or none).
-  std::shared_ptr<ResetJob> claim_prepare() { return ahead_on_ ? ahead_->claim() : nullptr; }
+  std::shared_ptr<ResetJob> claim_prepare() { return ahead_ ? ahead_->claim() : nullptr; }
   void abandon_prepare() {
     if (ahead_) ahead_->abandon();
   }
-  bool prepared() const { return ahead_on_ && ahead_->prepared(); }
+  bool prepared() const { return ahead_ && ahead_->prepared(); }
   /// Every reset_game() so far, made here or swapped in (what the counts below are of).
   int64_t game_resets() const { return game_resets_; }
   int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
   int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
-  int64_t resets_checked() const { return ahead_ ? ahead_->checked() : 0; }
   /// Replays left before their last frame (the live emulator then reset and replayed them for real):
   /// each is a script the chain predicted wrong, so none in a run where predictions hold.
   int64_t replays_abandoned() const { return replays_abandoned_; }
@@ -177,8 +175,7 @@ class Emulator {
 
   // Swapped with the spare by a reset computed ahead, also at a replay's end that a read causes.
   mutable std::unique_ptr<ale::ALEInterface> ale_;
-  std::unique_ptr<ResetAhead> ahead_;       // null until first switched on (live thread only)
-  bool ahead_on_ = false;                   // off: resets are emulated when they happen
+  std::unique_ptr<ResetAhead> ahead_;       // resets ahead, while on (live thread only)
   mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began
   mutable int64_t replays_abandoned_ = 0;

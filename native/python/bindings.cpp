@@ -27,7 +27,13 @@ int screen_height(const std::string& rom_path) {
 }
 
 /// sb3_ale_vec._testing's way in (PyVectorizerHooks), left in pybind11's shared data, never bound here.
-sb3ale::PyVectorizerHooks hooks{[](PyVectorizer& vec, int env_id) { vec.inject_fault(env_id); }};
+sb3ale::PyVectorizerHooks hooks{
+    [](PyVectorizer& vec, int env_id) { vec.inject_fault(env_id); },
+    [](PyVectorizer& vec, bool wait) { vec.reset_ahead_wait(wait); },
+    [](PyVectorizer& vec, bool on) { vec.hold_prepares(on); },
+    [](PyVectorizer& vec) { return vec.wakes_steered(); },
+    [] { return sb3ale::OwedCheck::dropped_in_process(); },
+};
 
 std::vector<int> action_set(const std::string& rom_path, bool full_action_space) {
   return sb3ale::with_rom(rom_path, [&](ale::ALEInterface& ale) {
@@ -94,9 +100,6 @@ PYBIND11_MODULE(_engine, m) {
       .def_property("_reset_ahead", &PyVectorizer::reset_ahead, &PyVectorizer::set_reset_ahead,
                     "Benchmark: threads at idle priority compute each env's next reset ahead of time "
                     "(default: True with more than one thread); nothing may be in flight to change it.")
-      .def_property("_reset_ahead_wait", &PyVectorizer::reset_ahead_wait, &PyVectorizer::set_reset_ahead_wait,
-                    "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread "
-                    "(not by idle threads, which a busy machine may never run), so that swaps happen.")
       .def_property_readonly("_game_resets", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kGames); },
                              "Benchmark: the envs' game resets so far (ALE reset_game()), made or swapped in.")
       .def_property_readonly("_resets_taken", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kTaken); },
@@ -106,11 +109,16 @@ PYBIND11_MODULE(_engine, m) {
       .def_property_readonly("_replays_abandoned", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kAbandoned); },
                              "Tests: replays left part-way (a post-reset script predicted wrong): 0 where predictions hold.")
       .def_property_readonly("_resets_checked", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kChecked); },
-                             "Tests: of those, the ones re-checked against a real reset in idle time.")
+                             "Tests: swaps re-checked against a real reset in idle time.")
+      .def_property_readonly("_resets_check_dropped", [](PyVectorizer& v) { return v.resets_count(Engine::Count::kDropped); },
+                             "Tests: checks owed and never made (an env rebuilt owing one): 0 in a run without failures.")
+      .def("_take_refused", &PyVectorizer::take_refused,
+           "The games whose resets ahead a check refused since the last recv or call, each once (close() and "
+           "xla() warn of them).")
       .def_property_readonly("reset_ahead_mismatches",
                              [](PyVectorizer& v) { return v.resets_count(Engine::Count::kMismatches); },
                              "Swaps that a real reset did not reproduce (each refuses its game's resets ahead "
-                             "in this env; 0 unless the shipped table is wrong).")
+                             "in this engine; 0 unless the shipped table is wrong).")
       .def_property_readonly("_prepares_idle", &PyVectorizer::prepares_idle,
                              "Tests: no reset prepared ahead is queued or running on the idle threads.")
       .def_property_readonly("_prepared", &PyVectorizer::prepared,
@@ -139,7 +147,7 @@ PYBIND11_MODULE(_engine, m) {
     return sb3ale::config_obs_shape(config);
   }, py::arg("config"),
         "The shape of one observation of an env with this config, as an engine of it returns.");
-  m.def("_stop_background", [] { sb3ale::Background::stop_all(); }, py::call_guard<py::gil_scoped_release>(),
+  m.def("_stop_background", [] { sb3ale::exit_registry::stop_all(); }, py::call_guard<py::gil_scoped_release>(),
         "Interpreter exit (atexit): every engine's idle threads told to stop, their jobs abandoned, then at most "
         "300 ms for the threads to be gone (so that none is the last one out of the process, at idle priority).");
   m.def("screen_height", &screen_height, py::arg("rom_path"), "The rows of the ROM's screen (ALE's getScreen()).");

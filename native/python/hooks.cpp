@@ -28,6 +28,13 @@ namespace {
 
 using Bytes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
+/// _engine's hooks (PyVectorizerHooks), left in pybind11's shared data as it loaded.
+const PyVectorizerHooks& engine_hooks() {
+  const auto* hooks = static_cast<const PyVectorizerHooks*>(py::get_shared_data(PyVectorizerHooks::kKey));
+  if (hooks == nullptr) throw std::runtime_error("sb3_ale_vec._engine left no hooks: a build of another version?");
+  return *hooks;
+}
+
 /// The level a hook's `isa` names: "" is the process's (SB3_ALE_VEC_ISA, else the CPU's best).
 Isa hook_isa(const std::string& isa) { return isa.empty() ? process_isa() : parse_isa(isa); }
 
@@ -231,13 +238,23 @@ void add_hooks(py::module_& m) {
   // method that _engine leaves in pybind11's shared data instead of binding it: the module users import
   // offers no way to break an env.
   m.def(
-      "_inject_fault",
-      [](PyVectorizer& engine, int env_id) {
-        const auto* hooks = static_cast<const PyVectorizerHooks*>(py::get_shared_data(PyVectorizerHooks::kKey));
-        if (hooks == nullptr) throw std::runtime_error("sb3_ale_vec._engine left no hooks: a build of another version?");
-        hooks->inject_fault(engine, env_id);
-      },
+      "_inject_fault", [](PyVectorizer& engine, int env_id) { engine_hooks().inject_fault(engine, env_id); },
       py::arg("engine"), py::arg("env_id"), "Tests: env_id's next step throws (engine: an sb3_ale_vec._engine.Vectorizer).");
+  m.def(
+      "_reset_ahead_wait", [](PyVectorizer& engine, bool on) { engine_hooks().reset_ahead_wait(engine, on); },
+      py::arg("engine"), py::arg("on"),
+      "Tests: resets ahead on, each prepared by its env at its episode's end on its own thread (not by idle "
+      "threads, which a busy machine may never run), so that swaps happen; nothing may be in flight.");
+  m.def(
+      "_hold_prepares", [](PyVectorizer& engine, bool on) { engine_hooks().hold_prepares(engine, on); },
+      py::arg("engine"), py::arg("on"),
+      "Tests: while on, no thread starts a prepare: they come late, and every reset is made for real.");
+  m.def(
+      "_wakes_steered", [](PyVectorizer& engine) { return engine_hooks().wakes_steered(engine); }, py::arg("engine"),
+      "Tests: the engine's sleeping workers kept off the caller's CPU for a wake-up so far.");
+  m.def(
+      "_reset_checks_dropped", [] { return engine_hooks().checks_dropped(); },
+      "Tests: checks of resets ahead owed and never made in this process, every engine's (closed ones too).");
   m.def(
       "_rom_facts",
       [](const std::string& rom_path) {

@@ -116,7 +116,7 @@ class PyVectorizer {
     std::optional<Columns> columns;
     std::string error;
     std::vector<int> failed;
-    int64_t mismatches = 0;
+    std::vector<std::string> refused;
     drive([&](Vectorizer& vec) {
       wait_interruptibly(vec.engine());
       if (hold_->closed()) {
@@ -146,14 +146,11 @@ class PyVectorizer {
         if (r.failed) failed.push_back(r.env_id);
       }
       forget_rows();  // (`obs` holds them now)
-      mismatches = vec.engine().reset_ahead_mismatches();
+      refused = vec.engine().take_refused();
     });
     py::dict batch = columns->to_dict();
     batch["obs"] = obs;
-    if (mismatches != mismatches_seen_) {  // only then: the front-end warns
-      mismatches_seen_ = mismatches;
-      batch["reset_ahead_mismatches"] = mismatches;
-    }
+    if (!refused.empty()) batch["reset_ahead_refused"] = refused;  // each key once: the front-end warns
     batch["error"] = error.empty() ? py::object(py::none()) : py::object(py::str(error));
     batch["failed"] = failed;
     return batch;
@@ -192,11 +189,9 @@ class PyVectorizer {
   void set_reset_ahead(bool on) {  // waits for a prepare that is running
     drive([&](Vectorizer& vec) { vec.engine().set_reset_ahead(on); });
   }
-  bool reset_ahead_wait() {
-    return drive([](Vectorizer& vec) { return vec.engine().wait_for_prepares(); });
-  }
-  void set_reset_ahead_wait(bool wait) {
-    drive([&](Vectorizer& vec) { vec.engine().set_reset_ahead(true, wait); });
+  /// The keys refused since the last recv or call (Engine::take_refused), for close() and xla().
+  std::vector<std::string> take_refused() {
+    return drive([](Vectorizer& vec) { return vec.engine().take_refused(); });
   }
   bool prepares_idle() {
     return drive([](Vectorizer& vec) { return vec.engine().prepares_idle(); });
@@ -207,10 +202,20 @@ class PyVectorizer {
   int64_t resets_count(Engine::Count what) {
     return drive([&](Vectorizer& vec) { return vec.engine().resets_count(what); });
   }
-  /// Tests: env i's next step throws. Not bound in _engine: sb3_ale_vec._testing reaches it through
-  /// PyVectorizerHooks.
+  /// Tests' switches, not bound in _engine: sb3_ale_vec._testing reaches them through PyVectorizerHooks.
+  /// Env i's next step throws.
   void inject_fault(int i) {
     drive([&](Vectorizer& vec) { vec.engine().inject_fault(i); });
+  }
+  /// Resets ahead on, each prepare run by its env at its episode's end (Engine::set_reset_ahead's wait).
+  void reset_ahead_wait(bool wait) {
+    drive([&](Vectorizer& vec) { vec.engine().set_reset_ahead(true, wait); });
+  }
+  void hold_prepares(bool on) {
+    drive([&](Vectorizer& vec) { vec.engine().hold_prepares(on); });
+  }
+  int64_t wakes_steered() {
+    return drive([](Vectorizer& vec) { return vec.engine().wakes_steered(); });
   }
 
   /// A send whose results recv() has not returned yet, as the last call left it (any thread may ask).
@@ -278,7 +283,6 @@ class PyVectorizer {
   py::object pending_obs_ = py::none();  // the rows the workers write a batch of every env into
   std::shared_ptr<VectorizerHold> hold_;  // shared with the XLA registry (weakly)
   std::atomic<bool> pending_{false};
-  int64_t mismatches_seen_ = 0;  // reset_ahead_mismatches as the last recv reported it
   int num_envs_ = 0, num_threads_ = 0, batch_size_ = 0;
   std::vector<py::ssize_t> obs_shape_;
   std::vector<py::ssize_t> screen_heights_;
@@ -291,6 +295,10 @@ class PyVectorizer {
 struct PyVectorizerHooks {
   static constexpr const char* kKey = "sb3_ale_vec._engine.PyVectorizerHooks";
   void (*inject_fault)(PyVectorizer& vec, int env_id);
+  void (*reset_ahead_wait)(PyVectorizer& vec, bool wait);
+  void (*hold_prepares)(PyVectorizer& vec, bool on);
+  int64_t (*wakes_steered)(PyVectorizer& vec);
+  int64_t (*checks_dropped)();  // OwedCheck::dropped_in_process, _engine's (not _testing's own copy)
 };
 
 }  // namespace sb3ale

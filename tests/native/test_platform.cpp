@@ -7,15 +7,46 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <fstream>
 #include <vector>
 
+#if defined(__linux__)
+#include <dirent.h>
+#endif
+
 #include "core/background.hpp"
+#include "core/exit_registry.hpp"
 #include "core/platform.hpp"
 #include "check.hpp"
 
 namespace platform = sb3ale::platform;
 
 namespace {
+
+#if defined(__linux__)
+constexpr bool kLinux = true;
+#else
+constexpr bool kLinux = false;
+#endif
+
+/// This process's threads named `name` (Linux's /proc; 0 elsewhere).
+int count_threads(const std::string& name) {
+  int n = 0;
+#if defined(__linux__)
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return 0;
+  while (const dirent* task = readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + task->d_name + "/comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++n;
+  }
+  closedir(tasks);
+#else
+  (void)name;
+#endif
+  return n;
+}
 
 // The systems with a branch of their own in platform.cpp: each of their calls must work there.
 #if defined(__linux__) || defined(__APPLE__) || defined(_WIN32)
@@ -61,11 +92,6 @@ TEST(a_thread_is_named_lowered_and_pinned) {
 }
 
 TEST(a_thread_is_kept_off_one_cpu_and_takes_its_cpus_back) {
-#if defined(__linux__)
-  constexpr bool kLinux = true;
-#else
-  constexpr bool kLinux = false;
-#endif
   const std::vector<int> cpus = platform::this_thread_cpus();
   CHECK((platform::current_cpu() >= 0) == kLinux);
   CHECK(cpus == (kLinux ? platform::allowed_cpus() : std::vector<int>{}));
@@ -115,13 +141,24 @@ TEST(a_thread_that_ended_is_seen_ended_and_a_running_one_is_not) {
   CHECK(platform::thread_ended(ended));
 }
 
-TEST(the_exit_wait_for_idle_threads_is_bounded) {
-  // Pinned idle threads (affinity 0), destroyed, then the interpreter exit's wait: it returns once
-  // they are gone, and never later than its grace (plus a loaded machine's scheduling).
-  { sb3ale::Background background(2, 0); }
+TEST(the_exit_stops_every_idle_thread_within_its_grace) {
+  // Pinned idle threads (affinity 0) of a Background still alive, one job waiting (held, so that no
+  // thread starts it): the interpreter exit's stop_all() abandons the job and returns once the
+  // threads are gone, never later than its grace (plus a loaded machine's scheduling). A stop_all()
+  // that did nothing would leave both threads running and the job waiting.
+  sb3ale::Background background(2, 1, 0);
+  auto job = std::make_shared<sb3ale::ResetJob>();
+  background.hold(true);
+  background.submit(0, job);
   const auto start = std::chrono::steady_clock::now();
-  sb3ale::Background::stop_all();
-  const auto took = std::chrono::steady_clock::now() - start;
-  CHECK(took < std::chrono::milliseconds(sb3ale::Background::kExitGraceMs + 200));
+  while (count_threads("sb3ale-idle") < 2 && kLinux && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto stopping = std::chrono::steady_clock::now();
+  sb3ale::exit_registry::stop_all();
+  const auto took = std::chrono::steady_clock::now() - stopping;
+  CHECK(job->status.load() == sb3ale::ResetJob::kAbandoned);
+  CHECK(count_threads("sb3ale-idle") == 0);  // 0 where threads cannot be counted (not Linux)
+  CHECK(took < sb3ale::exit_registry::kExitGrace + std::chrono::milliseconds(200));
   std::printf("     stop_all took %.1f ms\n", std::chrono::duration<double, std::milli>(took).count());
 }

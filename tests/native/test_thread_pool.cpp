@@ -16,6 +16,7 @@
 #include "core/background.hpp"
 #include "core/platform.hpp"
 #include "core/thread_pool.hpp"
+#include "env/ale_state.hpp"
 #include "check.hpp"
 #include "envs.hpp"
 
@@ -189,37 +190,31 @@ TEST(background_jobs_run_at_idle_priority_and_nobody_waits_for_them) {
     auto j = std::make_shared<sb3ale::ResetJob>();
     j->config = std::make_shared<const sb3ale::EnvConfig>(config);
     j->base = live->cloneState();
-    j->keep_state = true;
     return j;
   };
-  const auto done = job(), dropped = job();
+  const auto done = job(), dropped = job(), replaced = job();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // idle time may be scarce
   std::chrono::steady_clock::time_point closing;
   {
-    Background background(1, -1);
+    Background background(1, 2, -1);
     CHECK(background.idle_priority());
-    // submit refuses while the idle thread holds the queue (it looks at it every 100 ms, slowly under
-    // a sanitizer): the engine then resets for real; here it asks again.
-    const auto submit = [&](const std::shared_ptr<sb3ale::ResetJob>& j) {
-      while (!background.submit(j)) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-      return true;
-    };
-    CHECK(submit(done));
+    background.submit(0, done);  // never waits, never refuses
     while (done->status.load() != sb3ale::ResetJob::kDone && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     CHECK(done->take());
-    CHECK(submit(dropped));
-    dropped->abandon();  // as an env's reset that comes first, or a close, does
+    background.hold(true);
+    background.submit(1, replaced);
+    background.submit(1, dropped);  // its env gave up on the one before: replaced, abandoned
+    CHECK(replaced->status.load() == sb3ale::ResetJob::kAbandoned);
+    CHECK(!background.idle());
+    CHECK(dropped->reclaim());  // as an env's reset that comes first does: nobody started it
     // Only the close (the scope's end) is timed: it tells the thread to stop and returns, whatever the
     // thread is doing (the reset below is the emulator's own time, seconds under qemu on a busy machine).
     closing = std::chrono::steady_clock::now();
   }
   const auto closed = std::chrono::steady_clock::now();
-  CHECK(!dropped->take());  // never taken once abandoned, whatever the thread did with it
+  CHECK(!dropped->take());  // never taken once reclaimed, whatever the thread did with it
   // The job reset from `base` exactly as the live emulator resets itself.
   live->reset_game();
   CHECK(done->state == sb3ale::state_of(*live));

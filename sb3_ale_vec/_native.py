@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,22 @@ from sb3_ale_vec.options import ALE_MAX_SEED, Batch, check_int, seed_words
 # At the interpreter's exit the idle threads stop at once (waiting for none): one still inside a prepare
 # when the process ends may be the last thread out, which tears the address space down at its priority.
 atexit.register(_engine._stop_background)
+_exit_hooked_pid: int | None = None  # the process that registered the finalizer below
+
+
+def _hook_os_exit() -> None:
+    """multiprocessing's fork and forkserver children end with os._exit, which runs no atexit hook; they
+    run multiprocessing's finalizers first (BaseProcess._bootstrap), whose registry each child starts
+    empty: registered here, once in each process that makes an engine (where atexit runs too, the second
+    call finds the threads gone). A bare os.fork() child that calls os._exit runs nothing at all: there is
+    no hook to take, and its idle threads end with the process."""
+    global _exit_hooked_pid
+    if _exit_hooked_pid == os.getpid():
+        return
+    _exit_hooked_pid = os.getpid()
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(None, _engine._stop_background, exitpriority=-100)  # after the others
 
 # A call refused at once because another call (another thread's, a signal handler's, an XLA step)
 # is using the engine: nothing was consumed, so it may simply be made again. A RuntimeError.
@@ -110,6 +127,7 @@ class NativeVectorizer:
 
     def __init__(self, batch: Batch, owner: str, batch_size: int = 0) -> None:
         self.owner = owner
+        _hook_os_exit()
         self.num_envs = len(batch.configs)
         self._vec = _engine.Vectorizer(batch.configs, batch.num_threads, batch.thread_affinity_offset,
                                       check_int("batch_size", batch_size, 0, self.num_envs))

@@ -266,6 +266,52 @@ def test_multiprocessing_workers_of_every_start_method_equal_the_parent(tmp_path
         assert set(digests[front]) == {"fork", "forkserver", "spawn", "own"}, digests
 
 
+
+# A worker of multiprocessing's fork and forkserver methods ends with os._exit, which runs no atexit
+# hook, after multiprocessing's finalizers. The last of them (below the package's own) counts the
+# idle-priority threads left as the process ends: none, or one may be the last thread out and tear the
+# process down at its priority (seconds on a busy machine).
+OS_EXIT = """
+import json, multiprocessing, multiprocessing.util, os, sys
+import numpy as np
+
+def idle_threads():
+    tasks = os.listdir("/proc/self/task")
+    return sum(open(f"/proc/self/task/{t}/comm").read().strip() == "sb3ale-idle" for t in tasks)
+
+def work(conn):
+    from sb3_ale_vec import AtariVectorEnv
+    env = AtariVectorEnv("breakout", 4, num_threads=2, max_num_frames_per_episode=200)
+    env.reset(seed=0)
+    for _ in range(60):
+        env.step(np.zeros(4, dtype=np.int64))
+    conn.send(idle_threads())
+    multiprocessing.util.Finalize(None, lambda: conn.send(idle_threads()), exitpriority=-1000)
+    # returns with the env open, as a worker's function does
+
+if __name__ == "__main__":
+    left = {}
+    for method in ("fork", "forkserver"):
+        ctx = multiprocessing.get_context(method)
+        mine, theirs = ctx.Pipe()
+        proc = ctx.Process(target=work, args=(theirs,))
+        proc.start()
+        left[method] = [mine.recv(), mine.recv()]
+        proc.join(120)
+        left[method].append(proc.exitcode)
+    print("RESULT " + json.dumps(left), flush=True)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
+def test_the_os_exit_of_multiprocessing_workers_stops_the_idle_threads_first(tmp_path):
+    script = tmp_path / "os_exit.py"
+    script.write_text(OS_EXIT)
+    left = _run(script, timeout=300)[0]["RESULT"]
+    # While the env ran its idle thread was there; as os._exit came, gone: [during, at the exit, exit code].
+    assert left == {"fork": [1, 0, 0], "forkserver": [1, 0, 0]}, left
+
+
 CONCURRENT = PRELUDE + '''
 def close_twice_at_once(env, what):
     barrier = threading.Barrier(2)

@@ -129,6 +129,7 @@ void Emulator::reset_game() {
       reset_for_real();
       break;
     case ResetAhead::Taken::kDone:
+      ++resets_taken_;
       break;
     case ResetAhead::Taken::kReplay:
       live_frame_ = ale_->getFrameNumber();
@@ -159,6 +160,8 @@ void Emulator::leave_replay() const {
   replay_at_ = -1;
   if (static_cast<size_t>(played) + 1 == frames.size()) {
     ahead_->commit(ale_, live_frame_);
+    ++resets_taken_;
+    ++resets_replayed_;
     return;
   }
   ++replays_abandoned_;  // the chain did not do what its script said: a wrong prediction, or a read

@@ -127,8 +127,9 @@ class Emulator {
   bool prepared() const { return ahead_ && ahead_->prepared(); }
   /// Every reset_game() so far, made here or swapped in (what the counts below are of).
   int64_t game_resets() const { return game_resets_; }
-  int64_t resets_taken() const { return ahead_ ? ahead_->taken() : 0; }
-  int64_t resets_replayed() const { return ahead_ ? ahead_->replayed() : 0; }
+  /// Of those, the ones swapped in (computed ahead); of those, the ones whose chain's script was replayed.
+  int64_t resets_taken() const { return resets_taken_; }
+  int64_t resets_replayed() const { return resets_replayed_; }
   /// Replays left before their last frame (the live emulator then reset and replayed them for real):
   /// each is a script the chain predicted wrong, so none in a run where predictions hold.
   int64_t replays_abandoned() const { return replays_abandoned_; }
@@ -180,6 +181,8 @@ class Emulator {
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began
   mutable int64_t replays_abandoned_ = 0;
   int64_t game_resets_ = 0;
+  mutable int64_t resets_taken_ = 0;
+  mutable int64_t resets_replayed_ = 0;
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   int screen_height_ = 0;  // set by the first load()

@@ -87,7 +87,6 @@ ResetAhead::Taken ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
 void ResetAhead::commit(std::unique_ptr<ale::ALEInterface>& live, int live_frame) {
   const std::shared_ptr<ResetJob> job = std::move(replaying_);
   swap_in(live, *job, live_frame);
-  ++replayed_;
 }
 
 void ResetAhead::swap_in(std::unique_ptr<ale::ALEInterface>& live, ResetJob& job, int live_frame) {
@@ -103,10 +102,10 @@ void ResetAhead::swap_in(std::unique_ptr<ale::ALEInterface>& live, ResetJob& job
   state.incrementFrame(episode);
   job.emu->environment->setState(state);
   std::swap(live, job.emu);
-  ++taken_;
+  ++swaps_;
   // The emulator swapped out holds the state the episode ended in: the next job starts from it,
   // and first resets it for real to check this swap, if it is one of those checked.
-  if (checks_swap(taken_, *verdict_)) {
+  if (checks_swap(swaps_, *verdict_)) {
     std::string rng = config_->repeat_action_probability > 0 ? rng_of(*live) : std::string();
     owed_ = OwedCheck(std::move(job.emu), std::move(job.state), std::move(rng), verdict_);
   } else {

@@ -64,9 +64,6 @@ class ResetAhead {
 
   /// For tests: whether the next reset is prepared.
   bool prepared() const { return job_ && job_->status.load() == ResetJob::kDone; }
-  /// Resets swapped in so far; of those, the ones whose chain's script was replayed.
-  int64_t taken() const { return taken_; }
-  int64_t replayed() const { return replayed_; }
   /// For tests: take() runs the prepare itself, on the live thread, instead of resetting for real
   /// (a loaded machine may never run threads at idle priority), so the path under test is taken.
   void wait_for_prepares(bool on) { wait_ = on; }
@@ -89,8 +86,7 @@ class ResetAhead {
   std::shared_ptr<ResetJob> job_;        // the prepare of the next reset
   std::shared_ptr<ResetJob> replaying_;  // a taken job whose replay the caller is answering from
   bool wait_ = false;
-  int64_t taken_ = 0;
-  int64_t replayed_ = 0;
+  int64_t swaps_ = 0;  // swapped in since it exists, for the budget of checks
 };
 
 }  // namespace sb3ale

@@ -119,7 +119,7 @@ def test_benchmark_ppo_mode(tmp_path):
     assert {b: len(r) for b, r in results["ppo"].items()} == dict.fromkeys(
         ("sb3_ale_vec", "sb3_ale_vec inline", "sb3 subproc", "policy alone"), 1)
     assert [r["order"] for r in results["ratios"]] == ["sb3_ale_vec"]
-    assert all(len(r) == 7 and all(v > 0 for k, v in r.items() if k != "order") for r in results["ratios"])
+    assert all(len(r) == 9 and all(v > 0 for k, v in r.items() if k != "order") for r in results["ratios"])
     assert [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["median"], ["min"], ["max"])] == \
         ["median", "min", "max"]
     # The policy alone: no env to speak of.

@@ -6,8 +6,9 @@ its episode ends (``sb3_ale_vec inline``), SB3's ``make_atari_env`` + ``SubprocV
 ``VecFrameStack`` (``sb3 subproc``), and ``policy alone``: the same PPO on an env that hands back
 fixed observations at no cost, so the same forward passes, buffer and updates with no emulation. A
 busy machine slows a round's four alike, so the ratios are taken within each round (rollout and
-whole learn() steps/s: ahead/inline, ours/subproc, ours/policy alone) and reported as medians over the
-rounds with their min and max; steps/s and where a rollout step's time goes are medians too.
+whole learn() steps/s: ahead/inline, ours/subproc, ours/policy alone; the env's part of a rollout
+step: ahead/inline, ours/subproc) and reported as medians over the rounds with their min and max;
+steps/s and where a rollout step's time goes are medians too.
 ``--device cuda`` puts the policy on a GPU (default: SB3's "auto").
 """
 
@@ -165,9 +166,13 @@ def call_in_child(module: str, function: str, args: tuple, label: str) -> Any:
 
 
 def _round_ratios(results: dict[str, dict[str, float]]) -> dict[str, float]:
-    """One round's ratios, '<rollout|learn> <pair>', of the pairs whose both runs succeeded."""
-    return {f"{kind} {name}": results[a][f"{kind}_steps_per_s"] / results[b][f"{kind}_steps_per_s"]
-            for kind in ("rollout", "learn") for name, (a, b) in RATIOS.items() if a in results and b in results}
+    """One round's speed ratios, '<rollout|learn|env> <pair>', of the pairs whose both runs succeeded:
+    rollout and learn() steps/s, and the env's part of a rollout step (b's ms over a's)."""
+    pairs = [(name, a, b) for name, (a, b) in RATIOS.items() if a in results and b in results]
+    ratios = {f"{kind} {name}": results[a][f"{kind}_steps_per_s"] / results[b][f"{kind}_steps_per_s"]
+              for kind in ("rollout", "learn") for name, a, b in pairs}
+    return {**ratios, **{f"env {name}": results[b]["ms_env"] / results[a]["ms_env"]
+                         for name, a, b in pairs if b != "policy alone"}}
 
 
 def main_ppo(game: str, n: int, timesteps: int, rounds: int, device: str = "auto") -> dict[str, Any]:
@@ -189,13 +194,16 @@ def main_ppo(game: str, n: int, timesteps: int, rounds: int, device: str = "auto
     print(f"\nSB3 PPO CnnPolicy on {game}, num_envs={n}, {timesteps} timesteps, {rounds} paired rounds, "
           f"device {'/'.join(devices)}")
     keys = [k for k in ratios[0] if k != "order"] if ratios else []
-    print("\nPer round, ratios of steps/s (each round's four runs one after another):")
-    print(f"{'round':<8} {'first':<20}" + "".join(f"{k:>21}" for k in keys))
+    print("\nPer round, speed ratios (steps/s; env: the env's ms per rollout step, inverted), the four runs one after"
+          " another;\nahead/inline: sb3_ale_vec / sb3_ale_vec inline, ours/subproc: sb3_ale_vec / sb3 subproc, "
+          "ours/policy: sb3_ale_vec / policy alone")
+    print(f"{'round':<7} {'first':<19}" + "".join(f"{k.split()[0]:>13}" for k in keys))
+    print(f"{'':<27}" + "".join(f"{k.split()[1]:>13}" for k in keys))
     for r, values in enumerate(ratios):
-        print(f"{r + 1:<8} {values['order']:<20}" + "".join(f"{values[k]:>21.3f}" if k in values else f"{'-':>21}"
+        print(f"{r + 1:<7} {values['order']:<19}" + "".join(f"{values[k]:>13.3f}" if k in values else f"{'-':>13}"
                                                             for k in keys))
     for name, fn in (("median", statistics.median), ("min", min), ("max", max)):
-        print(f"{name:<8} {'':<20}" + "".join(f"{fn(v[k] for v in ratios if k in v):>21.3f}" for k in keys))
+        print(f"{name:<7} {'':<19}" + "".join(f"{fn(v[k] for v in ratios if k in v):>13.3f}" for k in keys))
     median = {b: {k: statistics.median(r[k] for r in results) for k in results[0] if k != "device"}
               for b, results in done.items()}
     print(f"\nMedians:\n{'backend':<18} {'rollout steps/s':>16} {'learn() steps/s':>16} {'game resets':>12} {'swapped':>8}")

@@ -303,7 +303,6 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
 def test_the_os_exit_of_multiprocessing_workers_stops_the_idle_threads_first(tmp_path):
     script = tmp_path / "os_exit.py"
     script.write_text(OS_EXIT)

@@ -5,6 +5,7 @@ call. Each test here is one defect a review of 21ff9e8 found (each fails there).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -254,3 +255,51 @@ def test_xla_steps_and_python_calls_on_one_env_never_take_each_others_batch(cls)
     # At 21ff9e8 the Python recv took the XLA step's batch between its send and its recv.
     assert len(xla_errors) < 100 and all("another call is using this engine" in e for e in xla_errors), xla_errors[:3]
     env.close()
+
+
+def _workers() -> set[int]:
+    """The engine workers' thread ids (Linux's /proc)."""
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                if f.read().strip() == "sb3ale-worker":
+                    found.add(int(task))
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return found
+
+
+@pytest.mark.slow  # over 1 s
+def test_a_worker_moved_while_it_sleeps_stays_where_it_was_put():  # Linux (its /proc), 2 CPUs or more
+    # Two engines in one process, stepped with gaps longer than their workers' spin: the workers sleep,
+    # and each wake-up is steered (kept off the caller's CPU, then given back). Then their threads are
+    # moved to one CPU, as `taskset -a -p` or a scheduler does, and stepped on with gaps: each stays
+    # there. Before 1e4db67 a waking worker restored the CPUs it had recorded, undoing the move.
+    before = _workers()
+    ale = AtariVectorEnv("breakout", 2, num_threads=2)
+    sb3 = AleNativeVecEnv("pong", 2, num_threads=2, seed=0)
+    ale.reset(seed=0)
+    sb3.reset()
+
+    def steps(n):
+        for _ in range(n):
+            time.sleep(0.003)
+            ale.step(np.zeros(2, dtype=np.int64))
+            time.sleep(0.003)
+            sb3.step(np.zeros(2, dtype=np.int64))
+
+    try:
+        steps(50)
+        steered = [_testing._wakes_steered(env._native._vec) for env in (ale, sb3)]
+        assert all(n > 0 for n in steered), steered  # the steering under test does happen
+        last = max(os.sched_getaffinity(0))
+        workers = _workers() - before
+        assert len(workers) == 2, workers
+        for tid in workers:
+            os.sched_setaffinity(tid, {last})
+        steps(100)
+        assert {tid: os.sched_getaffinity(tid) for tid in workers} == {tid: {last} for tid in workers}
+    finally:
+        ale.close()
+        sb3.close()

@@ -48,6 +48,7 @@ class Engine {
   const EnvConfig& config(int i) const { return configs_.at(static_cast<size_t>(i)); }
   /// Env i, which must not be in flight.
   const AtariEnv& env(int i) const;
+  AtariEnv& env(int i) { return const_cast<AtariEnv&>(static_cast<const Engine&>(*this).env(i)); }
 
   /// Starts resetting envs `ids` (seeds[k] applies to ids[k]; failed envs are rebuilt first); no
   /// ids only drops the steps in flight.

@@ -12,12 +12,16 @@ std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max
   return ale;
 }
 
+void count_frames_from(ale::ALEState& state, int start) {
+  const int episode = state.getEpisodeFrameNumber();
+  state.incrementFrame(start - state.getFrameNumber());  // frame = start, episode moved by as many
+  state.resetEpisodeFrameNumber();
+  state.incrementFrame(episode);  // both on by the episode's frames
+}
+
 std::string state_of(ale::ALEInterface& ale) {
   ale::ALEState state = ale.cloneState();
-  const int counted = state.getEpisodeFrameNumber();
-  state.incrementFrame(-state.getFrameNumber());
-  state.resetEpisodeFrameNumber();
-  state.incrementFrame(counted);
+  count_frames_from(state, 0);
   const auto& ram = ale.getRAM();
   const auto& screen = ale.getScreen();
   return state.serialize() + std::string(reinterpret_cast<const char*>(ram.array()), ram.size()) +

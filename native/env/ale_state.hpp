@@ -13,6 +13,9 @@ namespace sb3ale {
 /// A configured ALE interface, ROM not loaded: every emulator of an env (live and spare) alike.
 std::unique_ptr<ale::ALEInterface> make_ale(const EnvConfig& config, int ale_max_frames);
 
+/// `state`'s frame counter as if its episode began at frame `start` (the episode's own count kept):
+/// a swapped-in reset goes on from the live emulator's counter, and state_of compares from 0.
+void count_frames_from(ale::ALEState& state, int start);
 /// The saved state (the frames the reset counted itself as both counters, so that where the frame
 /// counter stood before does not matter), the RAM and the screen. Not the environment RNG: rng_of.
 std::string state_of(ale::ALEInterface& ale);

@@ -63,7 +63,7 @@ class AtariEnv {
   }
   const ResetInfo& reset_info() const { return reset_info_; }
   /// The current screen as (screen_height(), 160, 3) RGB, what AtariEnv.render() returns.
-  void screen_rgb(uint8_t* out) const { emu_.screen_rgb(out); }
+  void screen_rgb(uint8_t* out) { emu_.screen_rgb(out); }
   int screen_height() const { return emu_.screen_height(); }  ///< the ROM's rows
   const ale::ActionVect& action_set() const { return emu_.action_set(); }
   /// Resets computed ahead of time (ResetAhead): on or off, and the prepare due after a reset (once).

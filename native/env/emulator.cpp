@@ -154,7 +154,7 @@ ale::reward_t Emulator::act_ale(ale::Action action, float strength) {
   return reward;
 }
 
-void Emulator::leave_replay() const {
+void Emulator::leave_replay() {
   const auto& frames = ahead_->replay();
   const int played = replay_at_;
   replay_at_ = -1;
@@ -171,12 +171,12 @@ void Emulator::leave_replay() const {
   for (const int action : actions) ale_->act(static_cast<ale::Action>(action));
 }
 
-void Emulator::reset_for_real() const {
+void Emulator::reset_for_real() {
   ale_->reset_game();
   if (ahead_) ahead_->arm(*ale_);  // the next reset is computed ahead from here
 }
 
-const uint8_t* Emulator::screen() const {
+const uint8_t* Emulator::screen() {
   if (replaying()) {
     if (!replayed().screen.empty()) return replayed().screen.data();
     leave_replay();
@@ -196,18 +196,18 @@ ResetInfo Emulator::info() const {
   return info;
 }
 
-void Emulator::screen_gray(uint8_t* out) const {
+void Emulator::screen_gray(uint8_t* out) {
   palette_lookup(screen(), palette_->gray.data(), out, screen_pixels());
 }
 
-void Emulator::screen_rgb(uint8_t* out) const {
+void Emulator::screen_rgb(uint8_t* out) {
   const uint8_t* s = screen();
   for (size_t p = 0, n = screen_pixels(); p < n; ++p) {
     std::memcpy(out + 3 * p, palette_->rgb[s[p]].data(), 3);
   }
 }
 
-void Emulator::ram(uint8_t* out) const {
+void Emulator::ram(uint8_t* out) {
   // A replay records no RAM: leaving it swaps in the spare (every recorded frame played, as after a
   // chain's reset) or plays the frames for real, so the live emulator holds this frame's RAM.
   if (replaying()) leave_replay();

@@ -149,16 +149,17 @@ class Emulator {
   ResetInfo info() const;
 
   /// The screen as palette indices (screen_height() x kScreenWidth), and ways to read it.
-  const uint8_t* screen() const;
+  /// Reads that end a replay (its frame not recorded) swap an emulator in: not const.
+  const uint8_t* screen();
   /// The ROM's screen rows (210 for most, up to 250), known once load() has run.
   int screen_height() const { return screen_height_; }
   size_t screen_pixels() const { return static_cast<size_t>(screen_height_) * kScreenWidth; }
   const Palette& palette() const { return *palette_; }
-  void screen_gray(uint8_t* out) const;  ///< ALE's getScreenGrayscale
-  void screen_rgb(uint8_t* out) const;   ///< ALE's getScreenRGB, (screen_height(), 160, 3)
-  void ram(uint8_t* out) const;          ///< ALE's getRAM, kRamSize bytes
+  void screen_gray(uint8_t* out);  ///< ALE's getScreenGrayscale
+  void screen_rgb(uint8_t* out);   ///< ALE's getScreenRGB, (screen_height(), 160, 3)
+  void ram(uint8_t* out);          ///< ALE's getRAM, kRamSize bytes
   /// getScreenGrayscale or getScreenRGB, as the config asks (what gymnasium's and ALE's chains pool).
-  void capture(uint8_t* out) const { config_.grayscale ? screen_gray(out) : screen_rgb(out); }
+  void capture(uint8_t* out) { config_.grayscale ? screen_gray(out) : screen_rgb(out); }
 
   GameStats& stats() { return stats_; }
 
@@ -171,18 +172,18 @@ class Emulator {
   const ReplayFrame& replayed() const { return ahead_->replay()[static_cast<size_t>(replay_at_)]; }
   /// Ends a replay: the spare swapped in if every recorded frame was played, else the live emulator
   /// resets and plays the frames played so far for real.
-  void leave_replay() const;
-  void reset_for_real() const;  // ALE's own reset_game(), the next one armed
+  void leave_replay();
+  void reset_for_real();  // ALE's own reset_game(), the next one armed
 
   // Swapped with the spare by a reset computed ahead, also at a replay's end that a read causes.
-  mutable std::unique_ptr<ale::ALEInterface> ale_;
+  std::unique_ptr<ale::ALEInterface> ale_;
   std::unique_ptr<ResetAhead> ahead_;       // resets ahead, while on (live thread only)
-  mutable int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
+  int replay_at_ = -1;              // the replayed frame the chain sees, -1: none
   int live_frame_ = 0;                      // the live frame counter when the replayed reset began
-  mutable int64_t replays_abandoned_ = 0;
+  int64_t replays_abandoned_ = 0;
   int64_t game_resets_ = 0;
-  mutable int64_t resets_taken_ = 0;
-  mutable int64_t resets_replayed_ = 0;
+  int64_t resets_taken_ = 0;
+  int64_t resets_replayed_ = 0;
   ale::ActionVect action_set_;
   std::shared_ptr<const Palette> palette_;
   int screen_height_ = 0;  // set by the first load()

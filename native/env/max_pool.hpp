@@ -18,7 +18,7 @@ namespace sb3ale {
 class MaxPool {
  public:
   /// `pool`: the chain pools at all (else pooled() is the last frame captured).
-  MaxPool(const EnvConfig& config, const Emulator& emu, bool pool)
+  MaxPool(const EnvConfig& config, Emulator& emu, bool pool)
       : emu_(emu), pool_(pool), pairs_(pool && gray_pairs_of(config) == GrayPairs::kMaxOfGray) {
     const size_t size = emu_.screen_pixels() * static_cast<size_t>(config.channels());
     last_.assign(size, 0);
@@ -64,7 +64,7 @@ class MaxPool {
   size_t size() const { return last_.size(); }
 
  private:
-  const Emulator& emu_;
+  Emulator& emu_;
   const bool pool_, pairs_;
   std::vector<uint8_t> last_;   // the last frame, then the pool
   std::vector<uint8_t> older_;  // the second-to-last frame: gray or RGB, or palette indices with pairs_

@@ -1,5 +1,6 @@
 #include "env/reset_ahead.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 #include "env/ale_state.hpp"
@@ -7,7 +8,10 @@
 namespace sb3ale {
 
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames, std::shared_ptr<RuntimeVerdict> verdict)
-    : config_(std::make_shared<const EnvConfig>(config)), ale_max_frames_(ale_max_frames), verdict_(std::move(verdict)) {}
+    : config_(std::make_shared<const EnvConfig>(config)), ale_max_frames_(ale_max_frames), verdict_(std::move(verdict)) {
+  // Emulator::set_reset_ahead decides; this only holds it to the table.
+  if (!config.reset_ahead) throw std::logic_error("resets ahead for a key the table does not vouch for");
+}
 
 ResetAhead::~ResetAhead() { abandon(); }
 
@@ -96,10 +100,7 @@ void ResetAhead::swap_in(std::unique_ptr<ale::ALEInterface>& live, ResetJob& job
   // reset's own, then the script's): the live counter goes on by as many.
   copy_rng(*live, *job.emu);
   ale::ALEState state = job.emu->environment->getState();
-  const int episode = state.getEpisodeFrameNumber();
-  state.incrementFrame(live_frame - state.getFrameNumber());
-  state.resetEpisodeFrameNumber();
-  state.incrementFrame(episode);
+  count_frames_from(state, live_frame);
   job.emu->environment->setState(state);
   std::swap(live, job.emu);
   ++swaps_;

@@ -10,7 +10,16 @@
 #include <vector>
 
 #if defined(__linux__)
+#include <dirent.h>
 #include <pthread.h>  // defines __GLIBC__ where glibc's pthread_setattr_default_np is there
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <utility>
 #endif
 
 #include "core/background.hpp"
@@ -22,6 +31,34 @@
 
 using sb3ale::Background;
 using sb3ale::ThreadPool;
+
+namespace {
+
+/// Linux: the scheduling policy and nice value of this process's threads named `name`, as the
+/// kernel has them now (elsewhere: none).
+std::vector<std::pair<int, int>> priorities_of(const std::string& name) {
+  std::vector<std::pair<int, int>> found;
+#if defined(__linux__)
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return found;
+  while (const dirent* task = readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + task->d_name + "/comm");
+    std::string line;
+    if (!std::getline(comm, line) || line != name) continue;
+    const int tid = std::atoi(task->d_name);
+    errno = 0;
+    const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+    found.emplace_back(sched_getscheduler(tid), errno == 0 ? nice : -100);
+  }
+  closedir(tasks);
+#else
+  (void)name;
+#endif
+  return found;
+}
+
+}  // namespace
 
 TEST(every_index_runs_once_on_any_thread_count) {
   for (int threads : {1, 2, 4}) {
@@ -203,6 +240,10 @@ TEST(background_jobs_run_at_idle_priority_and_nobody_waits_for_them) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     CHECK(done->take());
+    // The thread that ran it lowered itself before it took any job: SCHED_BATCH at nice 19 on Linux.
+#if defined(__linux__)
+    CHECK(priorities_of("sb3ale-idle") == (std::vector<std::pair<int, int>>{{SCHED_BATCH, 19}}));
+#endif
     background.hold(true);
     background.submit(1, replaced);
     background.submit(1, dropped);  // its env gave up on the one before: replaced, abandoned

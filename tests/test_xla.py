@@ -249,3 +249,32 @@ def test_ppo_example_runs():
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     line = next(s for s in out.stdout.splitlines() if s.startswith("iteration 2/2"))
     assert "env steps/s" in line and np.isfinite(float(line.split("loss ")[1].split(",")[0]))
+
+
+@pytest.mark.slow  # about 10 s
+def test_a_key_refused_during_xla_steps_is_warned_once_at_close(monkeypatch):
+    # xla()'s steps return to no Python of ours: a run-time check that refuses a key meanwhile is
+    # warned of when the env closes, once for the key (4 envs of it).
+    import time
+    import warnings
+
+    from sb3_ale_vec import reset_table
+
+    monkeypatch.setattr(reset_table, "vetted", lambda *key: True)  # Kung-Fu Master's resets keep play
+    env = AtariVectorEnv("kung_fu_master", 4, num_threads=2, max_num_frames_per_episode=2000)
+    vec, n = env._native._vec, env.single_action_space.n
+    handle, reset, step = env.xla()
+    handle, _ = reset(handle, seed=0)
+    actions = np.random.default_rng(0).integers(0, n, (800, 4)).astype(np.int32)
+    for a in actions:  # episodes of about 500 steps: the first swaps, then their checks
+        handle, out = step(handle, jnp.asarray(a))
+        jax.block_until_ready(out)
+        deadline = time.monotonic() + 60
+        while not vec._prepares_idle and time.monotonic() < deadline:  # each prepare and check in time
+            time.sleep(0.002)
+    assert vec.reset_ahead_mismatches > 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env.close()
+    refused = [str(w.message) for w in caught if "differed from the real reset" in str(w.message)]
+    assert len(refused) == 1 and "kung_fu_master" in refused[0], [str(w.message) for w in caught]

@@ -24,7 +24,8 @@ void Engine::set_reset_ahead(bool on, bool wait) {
 
 void Engine::hold_prepares(bool on) {
   const Driver driver(*this);
-  if (!background_) start_background();
+  if (in_flight() > 0) throw std::logic_error("hold_prepares() needs no env in flight: recv() them first");
+  if (!background_) start_background();  // the workers read background_ only while envs are in flight
   background_->hold(on);
 }
 

@@ -132,16 +132,21 @@ def test_a_swap_the_table_should_not_have_allowed_is_caught_refused_and_warned_o
     rng = np.random.default_rng(0)
     env.reset(seed=0)
     raised, refused_at, returned = [], None, 0
+    frames, ended = np.zeros(4, dtype=np.int64), np.ones(4, dtype=bool)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*differed from the real reset", category=RuntimeWarning)
         for _ in range(3000):
             actions = rng.integers(0, env.single_action_space.n, 4)
             try:
-                env.step(actions)
+                _, _, terminated, truncated, info = env.step(actions)
             except RuntimeWarning as warning:
                 raised.append(str(warning))
                 refused_at = env.vec._resets_taken
-                env.step(actions)
+                _, _, terminated, truncated, info = env.step(actions)
+                # The call made again is the step the refused call never sent: 4 frames on, not 8.
+                going = ~(ended | terminated | truncated)
+                assert going.any() and (info["episode_frame_number"][going] - frames[going] == 4).all()
+            frames, ended = info["episode_frame_number"].copy(), terminated | truncated
             returned += 1
             if refused_at is not None and returned > 600 + refused_at:
                 break  # 1.2 episodes more of each env: none of them swaps any more

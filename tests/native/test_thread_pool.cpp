@@ -25,6 +25,7 @@
 #include "core/background.hpp"
 #include "core/platform.hpp"
 #include "core/thread_pool.hpp"
+#include "core/wake_steering.hpp"
 #include "env/ale_state.hpp"
 #include "check.hpp"
 #include "envs.hpp"
@@ -260,4 +261,34 @@ TEST(background_jobs_run_at_idle_priority_and_nobody_waits_for_them) {
   live->reset_game();
   CHECK(done->state == sb3ale::state_of(*live));
   CHECK(closed - closing < std::chrono::seconds(1));
+}
+
+TEST(a_steered_worker_moved_before_it_wakes_keeps_the_move) {
+  // WakeSteering alone, step by step: the caller steers a sleeping worker off one CPU, someone else
+  // (taskset, a scheduler) moves it, then it wakes: the move stands. And one not moved gets its CPUs
+  // back. Where there is no mask to steer (not Linux, or one CPU) nothing is steered.
+  const std::vector<int> cpus = sb3ale::platform::this_thread_cpus();
+  const bool can = cpus.size() >= 2;
+  for (const bool moved : {true, false}) {
+    sb3ale::WakeSteering steering(1, true);
+    std::atomic<bool> woken{false};
+    std::vector<int> after;
+    std::vector<std::thread> threads;
+    steering.asleep(0);
+    threads.emplace_back([&] {
+      while (!woken.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      steering.awake(0);
+      after = sb3ale::platform::this_thread_cpus();
+    });
+    if (can) steering.steer(threads, cpus[0]);  // the caller keeps it off cpus[0]
+    CHECK(steering.steered() == (can ? 1 : 0));
+    std::vector<int> expected = cpus;
+    if (can && moved) {  // someone else moves it off cpus[1] instead
+      CHECK(sb3ale::platform::keep_off_cpu(threads[0], cpus, cpus[1]));
+      expected.erase(std::find(expected.begin(), expected.end(), cpus[1]));
+    }
+    woken.store(true);
+    threads[0].join();
+    CHECK(after == expected);
+  }
 }

@@ -272,7 +272,7 @@ def test_multiprocessing_workers_of_every_start_method_equal_the_parent(tmp_path
 # idle-priority threads left as the process ends: none, or one may be the last thread out and tear the
 # process down at its priority (seconds on a busy machine).
 OS_EXIT = """
-import json, multiprocessing, multiprocessing.util, os, sys
+import json, multiprocessing, multiprocessing.util, os, sys, time
 import numpy as np
 
 def idle_threads():
@@ -286,8 +286,17 @@ def work(conn):
     for _ in range(60):
         env.step(np.zeros(4, dtype=np.int64))
     conn.send(idle_threads())
-    multiprocessing.util.Finalize(None, lambda: conn.send(idle_threads()), exitpriority=-1000)
+    multiprocessing.util.Finalize(None, lambda: conn.send(left_after(30)), exitpriority=-1000)
     # returns with the env open, as a worker's function does
+
+def left_after(seconds):
+    # Told to stop, the thread ends within a phase of its job (within the exit hook's 300 ms on an idle
+    # machine; a loaded one may give a nice-19 thread no time for longer). Never told, it waits for
+    # work for good (the env is still open): it is still there after any wait.
+    deadline = time.monotonic() + seconds
+    while idle_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return idle_threads()
 
 if __name__ == "__main__":
     left = {}

@@ -113,15 +113,6 @@ class StepBatch:
         return self._raw["reset_frame_number"]
 
 
-def _warn_refused(owner: str, keys: list[str]) -> None:
-    # The engine names each refused key once in its life; the warning comes at the caller's next call
-    # (or close), never inside a recv: an error filter (-W error) then loses no batch.
-    for key in keys:
-        warnings.warn(f"{owner}: a reset computed ahead of {key} differed from the real reset; this engine resets "
-                      "that game for real from now on (reset_ahead_mismatches counts the checks that differed). "
-                      "Please report it: sb3_ale_vec/reset_table.csv vouched for it.", RuntimeWarning, stacklevel=4)
-
-
 class NativeVectorizer:
     """Owns one native engine: closed and in-flight checks, seeds, failed envs, typed batches."""
 
@@ -156,9 +147,15 @@ class NativeVectorizer:
         return self._vec
 
     def _warn_refused(self) -> None:
-        """The warnings owed, before a call changes anything (a raised one loses nothing)."""
+        """The warnings owed, before a call changes anything (a raised one loses nothing): the engine names
+        each refused key once in its life, and the warning comes at the caller's next call (or close),
+        never inside a recv, so an error filter (-W error) loses no batch."""
         keys, self._refused = self._refused, []
-        _warn_refused(self.owner, keys)
+        for key in keys:
+            warnings.warn(f"{self.owner}: a reset computed ahead of {key} differed from the real reset; this engine "
+                          "resets that game for real from now on (reset_ahead_mismatches counts the checks that "
+                          "differed). Please report it: sb3_ale_vec/reset_table.csv vouched for it.", RuntimeWarning,
+                          stacklevel=3)
 
     def send_reset(self, seeds: list[Any], env_ids: np.ndarray | None = None) -> None:
         """Start resetting every env (or env_ids: the next recv returns every env, the others as they

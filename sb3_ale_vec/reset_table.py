@@ -19,8 +19,6 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-from ale_py import ALEInterface, LoggerMode
-
 from sb3_ale_vec import _engine
 from sb3_ale_vec.games import rom_path
 
@@ -66,14 +64,9 @@ def _holds() -> bool:
 
 @lru_cache(maxsize=None)
 def defaults(rom: str) -> tuple[int, int]:
-    """The (mode, difficulty) ALE plays a ROM in when none is set: its state's once the ROM is loaded
-    (ALE's loadROM resets the game in them). ale-py's ALE is the engine's (sb3_ale_vec checks it on
-    import). Loads the ROM, about 0.2 s, once a process and ROM."""
-    ALEInterface.setLoggerMode(LoggerMode.Error)  # as ale-py's AtariEnv does: no banner on stderr per load
-    ale = ALEInterface()
-    ale.loadROM(rom_path(rom))
-    state = ale.cloneState()
-    return int(state.getCurrentMode()), int(state.getDifficulty())
+    """The (mode, difficulty) ALE plays a ROM in when none is set (the engine's ALE, the ROM loaded once a
+    process and ROM)."""
+    return tuple(_engine.default_mode(rom_path(rom)))
 
 
 def table_key(rom: str, mode: int, difficulty: int, sticky: bool) -> tuple[str, int, int, bool]:

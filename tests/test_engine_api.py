@@ -13,7 +13,7 @@ import pytest
 from sb3_ale_vec import AleNativeVecEnv, _engine, _testing
 
 MODULE = {"ALE_VERSION", "RAM_SIZE", "EngineBusy", "EnvConfig", "Layout", "ObsType", "Preset", "Vectorizer",
-          "action_set", "obs_shape", "screen_height", "xla_ffi_targets", "xla_ffi_cuda_targets",
+          "action_set", "default_mode", "obs_shape", "screen_height", "xla_ffi_targets", "xla_ffi_cuda_targets",
           "_stop_background"}  # the package's atexit hook: the idle threads stop as the interpreter exits
 VECTORIZER = {
     "send_reset", "send", "recv", "screen_rgb", "close", "xla_handle",  # the engine

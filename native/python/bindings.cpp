@@ -26,6 +26,15 @@ int screen_height(const std::string& rom_path) {
   return sb3ale::with_rom(rom_path, [](ale::ALEInterface& ale) { return static_cast<int>(ale.getScreen().height()); });
 }
 
+/// The (mode, difficulty) ALE plays the ROM in when none is set: its state's once the ROM is loaded
+/// (loadROM resets the game in them); what reset_table maps a half-explicit key with.
+std::pair<int, int> default_mode(const std::string& rom_path) {
+  return sb3ale::with_rom(rom_path, [](ale::ALEInterface& ale) {
+    const ale::ALEState state = ale.cloneState();
+    return std::make_pair(static_cast<int>(state.getCurrentMode()), static_cast<int>(state.getDifficulty()));
+  });
+}
+
 /// sb3_ale_vec._testing's way in (PyVectorizerHooks), left in pybind11's shared data, never bound here.
 sb3ale::PyVectorizerHooks hooks{
     [](PyVectorizer& vec, int env_id) { vec.inject_fault(env_id); },
@@ -150,6 +159,8 @@ PYBIND11_MODULE(_engine, m) {
   m.def("_stop_background", [] { sb3ale::exit_registry::stop_all(); }, py::call_guard<py::gil_scoped_release>(),
         "Interpreter exit (atexit): every engine's idle threads told to stop, their jobs abandoned, then at most "
         "300 ms for the threads to be gone (so that none is the last one out of the process, at idle priority).");
+  m.def("default_mode", &default_mode, py::arg("rom_path"),
+        "The (mode, difficulty) ALE plays the ROM in when none is set (its state's after loadROM).");
   m.def("screen_height", &screen_height, py::arg("rom_path"), "The rows of the ROM's screen (ALE's getScreen()).");
   m.def("action_set", &action_set, py::arg("rom_path"), py::arg("full_action_space") = false,
         "The game's action set (ALE action ids), minimal or full.");

@@ -109,7 +109,6 @@ class Engine {
   /// end instead of resetting for real (deterministic on a busy machine). No env may be in flight.
   bool reset_ahead() const { return reset_ahead_; }
   void set_reset_ahead(bool on, bool wait = false);
-  bool wait_for_prepares() const { return wait_for_prepares_; }
   /// For tests: no prepare waiting or running on the idle threads (never waits).
   bool prepares_idle() const { return !background_ || background_->idle(); }
   /// For tests: while on, no thread starts a prepare (they come late: every reset is made for real).

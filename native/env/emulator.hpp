@@ -122,7 +122,7 @@ class Emulator {
   /// ResetAhead::claim: the prepare due after this reset, once (null when off or none).
   std::shared_ptr<ResetJob> claim_prepare() { return ahead_ ? ahead_->claim() : nullptr; }
   void abandon_prepare() {
-    if (ahead_) ahead_->abandon();
+    if (ahead_) ahead_->disarm();
   }
   bool prepared() const { return ahead_ && ahead_->prepared(); }
   /// Every reset_game() so far, made here or swapped in (what the counts below are of).

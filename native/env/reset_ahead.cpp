@@ -13,12 +13,7 @@ ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames, std::shared_
   if (!config.reset_ahead) throw std::logic_error("resets ahead for a key the table does not vouch for");
 }
 
-ResetAhead::~ResetAhead() { abandon(); }
-
-void ResetAhead::abandon() {
-  drop_job();
-  replaying_.reset();
-}
+ResetAhead::~ResetAhead() { disarm(); }
 
 void ResetAhead::arm(ale::ALEInterface& live) {
   disarm();

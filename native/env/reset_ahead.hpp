@@ -38,8 +38,9 @@ class ResetAhead {
 
   /// After a reset the live emulator made itself: the next reset starts from here.
   void arm(ale::ALEInterface& live);
-  /// Before the live emulator reloads its ROM (a seeded reset): nothing prepared holds. A check
-  /// owed still is (it is of a swap made): it goes with the next prepare.
+  /// Before the live emulator reloads its ROM (a seeded reset), and at the engine's close: nothing
+  /// prepared holds (a prepare in progress stops at its next phase). A check owed still is (it is
+  /// of a swap made): it goes with the next prepare.
   void disarm();
   /// After a chain's reset: what it will do after the next real reset (empty: not known).
   void set_script(ResetScript script);
@@ -48,8 +49,6 @@ class ResetAhead {
   /// Resets ahead switched off: the prepare in progress abandoned, and the check owed, if any, as a
   /// job of its own (null: none), which the engine queues like a prepare.
   std::shared_ptr<ResetJob> release();
-  /// The engine's close: the prepare in progress stops at its next phase.
-  void abandon();
 
   enum class Taken { kNo, kDone, kReplay };
   /// In reset_game(). kNo (not prepared in time, or not allowed): the live emulator resets itself.

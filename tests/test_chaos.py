@@ -84,7 +84,11 @@ def _xla_step(env):
     except ImportError:
         return None
     handle, reset, step = env.xla()
-    jit_step, state = jax.jit(step), {"handle": handle}
+    # Compiled here, before any Ctrl-C is armed: jax's tracing swallows a KeyboardInterrupt in a bare
+    # `except:` (core.is_constant_dim) and then fails on its own state (an AttributeError inside
+    # lowering, CI's seed 837761646), which is jax's under Ctrl-C, not the engine's.
+    jit_step = jax.jit(step).lower(handle, np.ones(N, dtype=np.int32)).compile()
+    state = {"handle": handle}
 
     def run():
         try:

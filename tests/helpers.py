@@ -80,14 +80,18 @@ def assert_same_infos(ref_infos, our_infos, where) -> None:
 
 
 def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1,
-                     reset_every: int = 0) -> RolloutStats:
-    """Step both envs with the same random actions and assert that everything they return is equal."""
+                     reset_every: int = 0, until_episodes: int = 0) -> RolloutStats:
+    """Step both envs with the same random actions and assert that everything they return is equal.
+    With until_episodes, at most `steps`: it stops once every env has ended that many whole games."""
     assert ref.observation_space == ours.observation_space
     assert ref.action_space == ours.action_space
     stats = RolloutStats()
     rng = np.random.default_rng(action_seed)
     n = ours.num_envs
+    games = np.zeros(n, dtype=int)
     for t in range(steps):
+        if until_episodes and games.min() >= until_episodes:
+            break
         if t % reset_every == 0 if reset_every else t == 0:
             o1, o2 = ref.reset(), ours.reset()
             assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
@@ -105,6 +109,7 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         assert_same_infos(ref.unwrapped.reset_infos, ours.unwrapped.reset_infos, ("reset_infos", t))
         stats.steps += n
         stats.dones += int(d2.sum())
+        games += ["episode" in info for info in i2]
         stats.episodes += sum("episode" in info for info in i2)
         stats.truncations += sum(info["TimeLimit.truncated"] for info in i2)
     return stats

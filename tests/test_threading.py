@@ -296,6 +296,14 @@ def test_a_worker_moved_while_it_sleeps_stays_where_it_was_put():  # Linux (its 
         last = max(os.sched_getaffinity(0))
         workers = _workers() - before
         assert len(workers) == 2, workers
+        # Moved while it sleeps, not inside a steered wake-up: a worker the last step steered has the
+        # caller's narrowing until it wakes, and a move to exactly those CPUs in that window cannot be
+        # told from it (the one case steering undoes, wake_steering.hpp). On CI's loaded machine a
+        # worker woke after the test had moved it there. So first every worker back on its own CPUs.
+        deadline = time.monotonic() + 30
+        while any(os.sched_getaffinity(tid) != os.sched_getaffinity(0) for tid in workers):
+            assert time.monotonic() < deadline, "a steered worker never took its CPUs back"
+            time.sleep(0.01)
         for tid in workers:
             os.sched_setaffinity(tid, {last})
         steps(100)

@@ -12,6 +12,9 @@
 // not remembered), and the worker restores it only if its CPUs are still the ones the caller set; if
 // anyone (taskset, a cpuset, Ray, a scheduler, another engine) changed them meanwhile, theirs stand. A
 // restore that fails is retried from the same CPUs at the next wake-up, never from the narrowed ones.
+// The one change it cannot see: a move to exactly the narrowed CPUs between the caller's steer and the
+// worker's wake (a window of one wake-up, longer on a loaded machine) reads as its own, and is undone
+// once; Linux keeps no count of affinity changes to tell them apart.
 //
 // Owns each worker's masks. Called by ThreadPool with its mutex held: steer() by the caller before a
 // wake-up, asleep() and awake() by the worker itself.

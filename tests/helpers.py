@@ -109,8 +109,9 @@ def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1
         assert_same_infos(ref.unwrapped.reset_infos, ours.unwrapped.reset_infos, ("reset_infos", t))
         stats.steps += n
         stats.dones += int(d2.sum())
-        games += ["episode" in info for info in i2]
-        stats.episodes += sum("episode" in info for info in i2)
+        ended = ["episode" in info for info in i2]  # whole games (Monitor's episode stats)
+        games += ended
+        stats.episodes += sum(ended)
         stats.truncations += sum(info["TimeLimit.truncated"] for info in i2)
     return stats
 

@@ -79,40 +79,47 @@ def assert_same_infos(ref_infos, our_infos, where) -> None:
                 assert value == y[key] and type(value) is type(y[key]), (where, i, key, value, y[key])
 
 
-def compare_rollouts(ref: VecEnv, ours: VecEnv, steps: int, action_seed: int = 1,
+def compare_rollouts(ref: VecEnv, ours: VecEnv | list[VecEnv], steps: int, action_seed: int = 1,
                      reset_every: int = 0, until_episodes: int = 0) -> RolloutStats:
     """Step both envs with the same random actions and assert that everything they return is equal.
+    `ours` may be several envs, each held to the one reference run (stats: the first's).
     With until_episodes, at most `steps`: it stops once every env has ended that many whole games."""
-    assert ref.observation_space == ours.observation_space
-    assert ref.action_space == ours.action_space
+    many = list(ours) if isinstance(ours, (list, tuple)) else [ours]
+    for env in many:
+        assert ref.observation_space == env.observation_space
+        assert ref.action_space == env.action_space
     stats = RolloutStats()
     rng = np.random.default_rng(action_seed)
-    n = ours.num_envs
+    n = many[0].num_envs
     games = np.zeros(n, dtype=int)
     for t in range(steps):
         if until_episodes and games.min() >= until_episodes:
             break
         if t % reset_every == 0 if reset_every else t == 0:
-            o1, o2 = ref.reset(), ours.reset()
-            assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
-            assert o1.strides == o2.strides, ("reset strides", t, o1.strides, o2.strides)
-            assert_same_infos(ref.unwrapped.reset_infos, ours.unwrapped.reset_infos, ("reset_infos", t))
+            o1 = ref.reset()
+            for env in many:
+                o2 = env.reset()
+                assert np.array_equal(o1, o2), ("reset", t, int((o1 != o2).sum()))
+                assert o1.strides == o2.strides, ("reset strides", t, o1.strides, o2.strides)
+                assert_same_infos(ref.unwrapped.reset_infos, env.unwrapped.reset_infos, ("reset_infos", t))
             stats.resets_mid_run += t > 0
-        actions = rng.integers(0, ours.action_space.n, n)
-        (o1, r1, d1, i1), (o2, r2, d2, i2) = ref.step(actions), ours.step(actions)
-        assert o1.shape == o2.shape and o2.dtype == np.uint8
-        assert np.array_equal(o1, o2), ("obs", t, int((o1 != o2).sum()))
-        assert o1.strides == o2.strides, ("obs strides", t, o1.strides, o2.strides)
-        assert r2.dtype == np.float32 and np.array_equal(r1, r2), ("rewards", t, r1, r2)
-        assert d2.dtype == np.bool_ and np.array_equal(d1, d2), ("dones", t, d1, d2)
-        assert_same_infos(i1, i2, t)
-        assert_same_infos(ref.unwrapped.reset_infos, ours.unwrapped.reset_infos, ("reset_infos", t))
+        actions = rng.integers(0, many[0].action_space.n, n)
+        o1, r1, d1, i1 = ref.step(actions)
+        for env in many:
+            o2, r2, d2, i2 = env.step(actions)
+            assert o1.shape == o2.shape and o2.dtype == np.uint8
+            assert np.array_equal(o1, o2), ("obs", t, int((o1 != o2).sum()))
+            assert o1.strides == o2.strides, ("obs strides", t, o1.strides, o2.strides)
+            assert r2.dtype == np.float32 and np.array_equal(r1, r2), ("rewards", t, r1, r2)
+            assert d2.dtype == np.bool_ and np.array_equal(d1, d2), ("dones", t, d1, d2)
+            assert_same_infos(i1, i2, t)
+            assert_same_infos(ref.unwrapped.reset_infos, env.unwrapped.reset_infos, ("reset_infos", t))
         stats.steps += n
-        stats.dones += int(d2.sum())
-        ended = ["episode" in info for info in i2]  # whole games (Monitor's episode stats)
+        stats.dones += int(d1.sum())
+        ended = ["episode" in info for info in i1]  # whole games (Monitor's episode stats)
         games += ended
         stats.episodes += sum(ended)
-        stats.truncations += sum(info["TimeLimit.truncated"] for info in i2)
+        stats.truncations += sum(info["TimeLimit.truncated"] for info in i1)
     return stats
 
 

@@ -26,7 +26,6 @@ GYM = ("gymnasium", "gymnasium", "AtariPreprocessing")
 ALE = ("ale", "ale", "ale_py.AtariVectorEnv")
 MATRICES = {
     ("test_parity", "test_options_pairwise"): SB3,
-    ("test_parity", "test_channels_last"): SB3,
     ("test_parity", "test_reset_mid_run"): SB3,
     ("test_parity", "test_sticky_actions"): SB3,
     ("test_parity", "test_frame_skip_and_screen_size"): SB3,

@@ -102,10 +102,10 @@ def test_sb3_ram_workflow_equals_make_vec_env(env_id, frames):
 def test_old_ram_id_and_the_one_line_switch_equal_make_vec_env():
     """"Breakout-ramNoFrameskip-v4" (ale-py 0.9+ registers no -ram id) and AleNativeVecEnv(obs_type="ram",
     frameskip=1) are the NoFrameskip-v4 id with obs_type="ram"."""
-    for ours in (make_ale_vec_env("Breakout-ramNoFrameskip-v4", 2, seed=4),
-                 AleNativeVecEnv("breakout", 2, seed=4, obs_type="ram", frameskip=1)):
-        ref = make_vec_env("BreakoutNoFrameskip-v4", n_envs=2, seed=4, env_kwargs={"obs_type": "ram"})
-        assert compare_rollouts(ref, ours, 1500).episodes > 0
+    ours = [make_ale_vec_env("Breakout-ramNoFrameskip-v4", 2, seed=4),
+            AleNativeVecEnv("breakout", 2, seed=4, obs_type="ram", frameskip=1)]
+    ref = make_vec_env("BreakoutNoFrameskip-v4", n_envs=2, seed=4, env_kwargs={"obs_type": "ram"})
+    assert compare_rollouts(ref, ours, 1500).episodes > 0  # one reference run, both of ours held to it
 
 
 @pytest.mark.parametrize("kwargs, match", [

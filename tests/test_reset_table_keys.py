@@ -4,6 +4,7 @@ none at all where the table was vetted with another ALE than the engine's."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import warnings
 from pathlib import Path
@@ -29,6 +30,7 @@ def fresh_table():
         cache.cache_clear()
 
 
+@functools.cache  # a ROM load each (0.3-0.4 s); the sticky cases ask the same
 def played(rom: str, mode: int, difficulty: int) -> tuple[int, int]:
     """The (mode, difficulty) ALE runs after reset_game() with these set (-1: left as ALE's default),
     asked of ALE itself, as the engine sets them (native/env/emulator.cpp's load)."""

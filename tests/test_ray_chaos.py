@@ -19,7 +19,12 @@ from sb3_ale_vec.distributed.faults import replacement_seeds  # noqa: E402
 pytestmark = pytest.mark.slow
 
 OPTIONS = {"max_num_frames_per_episode": 600}
-SEED, STEPS, SHARDS, ENVS = 21, 1500, 4, 8
+SEED, SHARDS, ENVS = 21, 4, 8
+# Bounded by its faults: six kills in steps 50-499, the node's removal at 250 and its return at 350,
+# then a game's length (600 frames: 150 steps) past the last, so that every shard is seen stepping on
+# after its restart. (A run of 1,500 steps with the faults spread over it took 79-82 s in CI.)
+FAULTS = 500
+STEPS = FAULTS + 600 // 4
 
 
 class Model:
@@ -52,8 +57,8 @@ def test_chaos_run_loses_no_step_and_leaves_other_shards_exact(cluster):
     model = Model([s["env_ids"] for s in env.shard_info()])
     assert np.array_equal(env.reset(), model.obs)
     rng = np.random.default_rng(SEED)
-    schedule = {int(t): ("kill", int(rng.integers(SHARDS))) for t in rng.choice(np.arange(50, STEPS), 6, replace=False)}
-    schedule[STEPS // 2] = ("node", None)
+    schedule = {int(t): ("kill", int(rng.integers(SHARDS))) for t in rng.choice(np.arange(50, FAULTS), 6, replace=False)}
+    schedule[FAULTS // 2] = ("node", None)
     episodes, faults, restarts = np.zeros(ENVS, int), 0, [0] * SHARDS
     removed = None
     for t in range(STEPS):
@@ -67,7 +72,7 @@ def test_chaos_run_loses_no_step_and_leaves_other_shards_exact(cluster):
                 removed = next(n for n in cluster.list_all_nodes() if n.node_id == node_id)
                 cluster.remove_node(removed)
             faults += 1
-        if removed is not None and t == STEPS // 2 + 100:
+        if removed is not None and t == FAULTS // 2 + 100:
             add_node(cluster)  # and a node joins again
         actions = rng.integers(0, 4, ENVS)
         ours = env.step(actions)

@@ -18,16 +18,15 @@ run() {  # run KIND PRELOAD PYTEST-ARGS...
   cp -r "$root"/setup.py "$root"/pyproject.toml "$root"/README.md "$root"/build_support "$root"/native \
     "$root"/sb3_ale_vec "$root"/tests "$dir"/
   rm -f "$dir"/sb3_ale_vec/*.so
-  local start=$SECONDS
+  # Each phase's seconds and CPU-seconds (CI's time map, docs/building.md).
+  local TIMEFORMAT="== building with SB3_ALE_VEC_SANITIZE=$kind: %R s, %U + %S CPU-s"
   echo "== building with SB3_ALE_VEC_SANITIZE=$kind"
-  (cd "$dir" && SB3_ALE_VEC_SANITIZE=$kind python setup.py -q build_ext --inplace > build.log 2>&1) || { tail -n 50 "$dir/build.log"; return 1; }
-  echo "== the engine's C++ tests under $kind, without Python (built in $((SECONDS - start)) s)"
-  start=$SECONDS
-  bash "$dir/tests/native/run.sh" "$kind"
-  echo "== testing the $kind build (the C++ tests took $((SECONDS - start)) s)"
-  start=$SECONDS
-  (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup "$@")
-  echo "== the $kind build's Python tests took $((SECONDS - start)) s"
+  time (cd "$dir" && SB3_ALE_VEC_SANITIZE=$kind python setup.py -q build_ext --inplace > build.log 2>&1) ||
+    { tail -n 50 "$dir/build.log"; return 1; }
+  TIMEFORMAT="== the engine's C++ tests under $kind (the tests' build and run): %R s, %U + %S CPU-s"
+  time bash "$dir/tests/native/run.sh" "$kind"
+  TIMEFORMAT="== the $kind build's Python tests: %R s, %U + %S CPU-s"
+  time (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup "$@")
   rm -rf "$dir"
 }
 

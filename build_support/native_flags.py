@@ -12,15 +12,18 @@ import sys
 # at -O1 (last, so it wins over -O3), the level the sanitizers' manuals advise: a fresh machine's
 # sanitizer builds are CI's longest chain. At -O3 the ASan + UBSan build took 416 CPU-seconds (the
 # engine's pybind11 bindings alone 89), and the tests ran no faster than at -O1 (2026-11-27).
+# -g1: line tables, all a report's stack needs (file:line of every frame); full -g's variables cost
+# compile time no report uses (under ASan + UBSan, the pybind11 bindings 154 CPU-s at -g, 110 at -g1;
+# core/engine.cpp 30 and 18).
 SANITIZERS = {
     "": [],
-    "address": ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g", "-O1"],
-    "thread": ["-fsanitize=thread", "-g", "-O1"],
+    "address": ["-fsanitize=address,undefined", "-fno-sanitize=vptr", "-fno-omit-frame-pointer", "-g1", "-O1"],
+    "thread": ["-fsanitize=thread", "-g1", "-O1"],
 }
 # ALE's core under the sanitizers: ASan without UBSan. ALE's own undefined behaviour is not ours to fix
 # (the tests marked nosan keep away from the ROM that has it), and UBSan's checks made the core's -O3
 # build slow: ALE's 12 largest files compiled in 174 s with them, 65 s without (2026-11-27).
-CORE_SANITIZERS = {**SANITIZERS, "address": ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1"]}
+CORE_SANITIZERS = {**SANITIZERS, "address": ["-fsanitize=address", "-fno-omit-frame-pointer", "-g1", "-O1"]}
 # The part of ALE's core a sanitizer leaves alone (compiled with core_flags only): ThreadSanitizer and
 # ALE's emulator proper, src/ale/emucore (the 6502, the TIA, the cartridges). Instrumented, it made each
 # emulated frame about 50 times slower: most of CI's sanitizer minutes, spent after the suite. Each

@@ -278,9 +278,17 @@ def test_a_worker_moved_while_it_sleeps_stays_where_it_was_put():  # Linux (its 
     # there. Before 1e4db67 a waking worker restored the CPUs it had recorded, undoing the move.
     before = _workers()
     ale = AtariVectorEnv("breakout", 2, num_threads=2)
-    sb3 = AleNativeVecEnv("pong", 2, num_threads=2, seed=0)
+    sb3 = AleNativeVecEnv("pong", 2, num_threads=2, seed=0)  # their workers have every CPU, as this thread
     ale.reset(seed=0)
     sb3.reset()
+    every = os.sched_getaffinity(0)
+    last = max(every)
+    # This thread, the engines' caller, on `last` from now on: each steered wake-up narrows a worker to
+    # the other CPUs, never to {last}, where the test moves them. So a worker still narrowed when moved
+    # (its wake-up not yet come: on a loaded machine the caller may take every task first, and the
+    # worker sleeps on) is told apart from its narrowing: the one move steering cannot tell
+    # (wake_steering.hpp) cannot arise, and the test needs no wait for the workers' restores.
+    os.sched_setaffinity(0, {last})
 
     def steps(n):
         for _ in range(n):
@@ -293,21 +301,13 @@ def test_a_worker_moved_while_it_sleeps_stays_where_it_was_put():  # Linux (its 
         steps(50)
         steered = [_testing._wakes_steered(env._native._vec) for env in (ale, sb3)]
         assert all(n > 0 for n in steered), steered  # the steering under test does happen
-        last = max(os.sched_getaffinity(0))
         workers = _workers() - before
         assert len(workers) == 2, workers
-        # Moved while it sleeps, not inside a steered wake-up: a worker the last step steered has the
-        # caller's narrowing until it wakes, and a move to exactly those CPUs in that window cannot be
-        # told from it (the one case steering undoes, wake_steering.hpp). On CI's loaded machine a
-        # worker woke after the test had moved it there. So first every worker back on its own CPUs.
-        deadline = time.monotonic() + 30
-        while any(os.sched_getaffinity(tid) != os.sched_getaffinity(0) for tid in workers):
-            assert time.monotonic() < deadline, "a steered worker never took its CPUs back"
-            time.sleep(0.01)
         for tid in workers:
             os.sched_setaffinity(tid, {last})
         steps(100)
         assert {tid: os.sched_getaffinity(tid) for tid in workers} == {tid: {last} for tid in workers}
     finally:
+        os.sched_setaffinity(0, every)
         ale.close()
         sb3.close()

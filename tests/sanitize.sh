@@ -26,7 +26,8 @@ run() {  # run KIND PRELOAD PYTEST-ARGS...
   TIMEFORMAT="== the engine's C++ tests under $kind (the tests' build and run): %R s, %U + %S CPU-s"
   time bash "$dir/tests/native/run.sh" "$kind"
   TIMEFORMAT="== the $kind build's Python tests: %R s, %U + %S CPU-s"
-  time (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup "$@")
+  time (cd "$dir" && PYTHONPATH="$dir" LD_PRELOAD="$preload" \
+    python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup "$@")
   rm -rf "$dir"
 }
 

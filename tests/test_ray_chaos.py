@@ -57,7 +57,8 @@ def test_chaos_run_loses_no_step_and_leaves_other_shards_exact(cluster):
     model = Model([s["env_ids"] for s in env.shard_info()])
     assert np.array_equal(env.reset(), model.obs)
     rng = np.random.default_rng(SEED)
-    schedule = {int(t): ("kill", int(rng.integers(SHARDS))) for t in rng.choice(np.arange(50, FAULTS), 6, replace=False)}
+    kills = rng.choice(np.arange(50, FAULTS), 6, replace=False)
+    schedule = {int(t): ("kill", int(rng.integers(SHARDS))) for t in kills}
     schedule[FAULTS // 2] = ("node", None)
     episodes, faults, restarts = np.zeros(ENVS, int), 0, [0] * SHARDS
     removed = None

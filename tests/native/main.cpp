@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   int ran = 0;
   for (const check::Test& test : check::registry()) {
     if (argc > 2 && std::strstr(test.name, argv[2]) == nullptr) continue;
-    const bool one_thread = std::strncmp(test.name, "frames_", 7) == 0 || std::strncmp(test.name, "uniform_int_", 12) == 0;
+    const bool one_thread =
+        std::strncmp(test.name, "frames_", 7) == 0 || std::strncmp(test.name, "uniform_int_", 12) == 0;
     if (kThreadSanitizer && one_thread) {
       std::printf("skip %s (one thread: nothing for ThreadSanitizer to see)\n", test.name);
       continue;

@@ -14,10 +14,9 @@ namespace sb3ale {
 
 namespace {
 
-// How long an idle thread sleeps before it looks at the slots again: a job submitted between its look
-// and its sleep, whose wake-up it missed (submit never waits for the sleep mutex), waits this long at
-// most (and a pool worker with nothing queued may run it sooner).
-constexpr auto kRecheck = std::chrono::milliseconds(100);
+// How long an idle thread sleeps with nothing posted before it looks at the slots again. No wake-up
+// is missed (platform::Wakeup keeps the count), so nothing depends on it: a bound, not a poll.
+constexpr auto kRecheck = std::chrono::seconds(1);
 
 std::shared_ptr<ResetJob> take_from(std::atomic<std::shared_ptr<ResetJob>*>& slot) {
   std::shared_ptr<ResetJob>* holder = slot.exchange(nullptr, std::memory_order_acq_rel);
@@ -62,7 +61,7 @@ Background::Shared::~Shared() {
 
 void Background::Shared::halt() {
   stop.store(true, std::memory_order_release);
-  wake.notify_all();
+  wake.post(static_cast<int>(marks.size()));
   for (auto& slot : slots) {
     if (auto job = take_from(slot)) {
       waiting.fetch_sub(1, std::memory_order_acq_rel);
@@ -109,11 +108,12 @@ void Background::submit(int slot, std::shared_ptr<ResetJob> job) {
   } else {
     shared_->waiting.fetch_add(1, std::memory_order_acq_rel);
   }
-  // A thread that looked at the slots before this and is about to sleep misses this wake-up only if
-  // it holds the sleep mutex right now: then it sleeps kRecheck at most. Nothing here waits for it.
-  std::unique_lock<std::mutex> lock(shared_->sleep_mutex, std::try_to_lock);
-  if (lock.owns_lock()) lock.unlock();
-  shared_->wake.notify_one();
+  shared_->wake.post();  // never waits: a thread woken and not yet run holds nothing of ours
+}
+
+void Background::hold(bool on) {
+  shared_->held.store(on, std::memory_order_release);
+  if (!on) shared_->wake.post(static_cast<int>(shared_->marks.size()));  // the jobs held back
 }
 
 bool Background::run_one() {
@@ -141,10 +141,7 @@ void Background::work(Shared& shared, int t) {
       delete running.exchange(nullptr, std::memory_order_acq_rel);
       continue;
     }
-    std::unique_lock<std::mutex> lock(shared.sleep_mutex);
-    shared.wake.wait_for(lock, kRecheck, [&] {
-      return shared.stop.load() || (shared.waiting.load() > 0 && !shared.held.load());
-    });
+    shared.wake.wait_for(kRecheck);
   }
 }
 

@@ -2,21 +2,20 @@
 // scheduler's lowest priority, so they take little of a core that a step, a caller or another program
 // wants. Under load such a thread may not run for a long time, so nothing ever waits for one: the
 // threads are detached, they end on their own once told to stop (core/exit_registry.*), and they share
-// with the engine only one slot per env, each an atomic pointer: the engine's side never takes a lock
-// that an idle thread may hold, and never waits (submit, run_one and idle are wait-free).
+// with the engine only one slot per env, each an atomic pointer, and a platform::Wakeup to sleep on:
+// the engine's side takes no lock an idle thread may hold, and never sleeps or waits for one to run.
 //
 // Owns: the threads, the slots, their priority. Called by the engine (submit, from the env's task),
 // by the pool's workers with nothing queued (run_one, through core/idle_lending.hpp) and by tests.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/exit_registry.hpp"
+#include "core/platform.hpp"
 #include "env/reset_job.hpp"
 
 namespace sb3ale {
@@ -44,14 +43,14 @@ class Background {
   /// No job waiting and none running (for tests: the prepares asked for are all done).
   bool idle() const;
   /// Tests: while held, no thread starts a job (they stay waiting: prepares come late).
-  void hold(bool on) { shared_->held.store(on, std::memory_order_release); }
+  void hold(bool on);
 
  private:
   using Slot = std::atomic<std::shared_ptr<ResetJob>*>;  // a job's holder, or null
   struct Shared final : exit_registry::Member {  // owned by the engine's Background and by each thread
     Shared(int num_threads, int num_slots)
         : marks(static_cast<size_t>(num_threads)), running(static_cast<size_t>(num_threads)),
-          slots(static_cast<size_t>(num_slots)) {}
+          slots(static_cast<size_t>(num_slots)), wake(num_threads) {}
     ~Shared() override;
     void halt() override;
     bool ended() const override;
@@ -63,8 +62,7 @@ class Background {
     std::atomic<int> waiting{0};  // jobs in slots
     std::atomic<int> busy{0};     // jobs being run (idle threads' and lent)
     std::atomic<size_t> cursor{0};
-    std::mutex sleep_mutex;       // only to sleep on `wake`: no job is touched under it
-    std::condition_variable wake;
+    platform::Wakeup wake;        // one post per job submitted, at most one per thread waiting
     std::atomic<bool> stop{false};
     std::atomic<bool> held{false};
     std::atomic<bool> idle_priority{true};

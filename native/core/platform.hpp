@@ -3,6 +3,8 @@
 // measured on), macOS, Windows. The rest of the engine makes no OS call and includes no OS header.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -58,5 +60,28 @@ int at_fork(void (*prepare)(), void (*parent)(), void (*child)());
 std::int64_t mark_this_thread();
 std::int64_t mark_ended(std::int64_t mark);
 bool thread_ended(std::int64_t mark);
+
+/// A count of wake-ups, at most `max`, for threads that sleep until there may be work (the idle
+/// threads). post() never blocks and never waits for a woken thread to run: a futex word on Linux, a
+/// kernel semaphore on Windows, a dispatch semaphore on macOS (a condition variable's notify can, in
+/// glibc: it waits for the waiters it woke before to have run). Implemented in platform_wakeup.cpp.
+class Wakeup {
+ public:
+  explicit Wakeup(int max);
+  ~Wakeup();
+  Wakeup(const Wakeup&) = delete;
+  Wakeup& operator=(const Wakeup&) = delete;
+  /// Adds `n` wake-ups (the count stays at most `max`), waking as many sleepers.
+  void post(int n = 1);
+  /// Takes one wake-up, sleeping until there is one: true; false once `timeout` passed with none.
+  bool wait_for(std::chrono::milliseconds timeout);
+
+ private:
+  bool try_take();
+  const int max_;
+  std::atomic<int> count_{0};     // wake-ups posted and not taken (Linux: the futex word)
+  std::atomic<int> sleepers_{0};  // threads inside wait_for's sleep: post() skips the system call without
+  void* handle_ = nullptr;        // Windows: the semaphore; macOS: the dispatch semaphore
+};
 
 }  // namespace sb3ale::platform

@@ -150,8 +150,8 @@ class NativeVectorizer:
         """The warnings owed, before a call changes anything (a raised one loses nothing): the engine names
         each refused key once in its life, and the warning comes at the caller's next call (or close),
         never inside a recv, so an error filter (-W error) loses no batch."""
-        keys, self._refused = self._refused, []
-        for key in keys:
+        while self._refused:  # one at a time: a warning raised as an error leaves the others owed
+            key = self._refused.pop(0)
             warnings.warn(f"{self.owner}: a reset computed ahead of {key} differed from the real reset; this engine "
                           "resets that game for real from now on (reset_ahead_mismatches counts the checks that "
                           "differed). Please report it: sb3_ale_vec/reset_table.csv vouched for it.", RuntimeWarning,

@@ -5,6 +5,7 @@ table should not have allowed (refused, counted, warned once, no batch lost)."""
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 
@@ -155,6 +156,26 @@ def test_a_swap_the_table_should_not_have_allowed_is_caught_refused_and_warned_o
         assert env.vec.reset_ahead_mismatches > 0 and env.vec._resets_taken == refused_at
     finally:
         env.env.close()
+
+
+def test_two_keys_refused_in_one_recv_are_each_warned_with_warnings_as_errors():
+    # One recv can report two keys refused (two games of one engine). With warnings as errors the next
+    # call raises for the first, the call after it for the second: neither is lost, and once both are
+    # told the calls go on.
+    env = AtariVectorEnv("breakout", 2, num_threads=1)
+    try:
+        env.reset(seed=0)
+        keys = ["pong.bin (mode 0, difficulty 0, no sticky actions)",
+                "breakout.bin (mode 0, difficulty 0, sticky actions)"]
+        env._native._refused += keys  # as recv() leaves them when the engine reports both at once
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            for key in keys:
+                with pytest.raises(RuntimeWarning, match=re.escape(key)):
+                    env.step(np.zeros(2, dtype=np.int64))
+            env.step(np.zeros(2, dtype=np.int64))
+    finally:
+        env.close()
 
 
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)

@@ -18,13 +18,14 @@ namespace {
 // is missed (platform::Wakeup keeps the count), so nothing depends on it: a bound, not a poll.
 constexpr auto kRecheck = std::chrono::seconds(1);
 
-std::shared_ptr<ResetJob> take_from(std::atomic<std::shared_ptr<ResetJob>*>& slot) {
-  std::shared_ptr<ResetJob>* holder = slot.exchange(nullptr, std::memory_order_acq_rel);
-  if (holder == nullptr) return nullptr;
-  std::shared_ptr<ResetJob> job = std::move(*holder);
-  delete holder;
-  return job;
+// The job in `slot`, out of it (null: none), with the reference it held to itself.
+std::shared_ptr<ResetJob> take_from(std::atomic<ResetJob*>& slot) {
+  ResetJob* job = slot.exchange(nullptr, std::memory_order_acq_rel);
+  return job != nullptr ? std::move(job->self) : nullptr;
 }
+
+// `job`, out of a slot: no thread touches it any more; its env may fill it again.
+void let_go(const std::shared_ptr<ResetJob>& job) { job->queued.store(false, std::memory_order_release); }
 
 }  // namespace
 
@@ -38,7 +39,7 @@ Background::Background(int num_threads, int num_slots, int affinity_offset)
         mark.store(platform::mark_this_thread());
         platform::name_this_thread("sb3ale-idle");  // as tests and top see it
         if (!platform::lower_to_idle()) shared->idle_priority.store(false);
-        work(*shared, t);
+        work(*shared);
         mark.store(platform::mark_ended(mark.load()));  // the last thing it does (`shared` outlives it)
       });
       pin_thread(thread, cpus, affinity_offset, t);
@@ -55,21 +56,20 @@ Background::Background(int num_threads, int num_slots, int affinity_offset)
 Background::~Background() { shared_->halt(); }
 
 Background::Shared::~Shared() {
-  for (auto& slot : slots) take_from(slot);
-  for (auto& slot : running) take_from(slot);
+  for (auto& slot : slots) {
+    if (auto job = take_from(slot)) let_go(job);
+  }
 }
 
 void Background::Shared::halt() {
   stop.store(true, std::memory_order_release);
   wake.post(static_cast<int>(marks.size()));
-  for (auto& slot : slots) {
+  for (auto& slot : slots) {  // the running ones stop at their next phase: `stop` is their `halted`
     if (auto job = take_from(slot)) {
       waiting.fetch_sub(1, std::memory_order_acq_rel);
       job->abandon();
+      let_go(job);
     }
-  }
-  for (auto& slot : running) {  // they stop at their next phase
-    if (auto job = take_from(slot)) job->abandon();
   }
 }
 
@@ -100,11 +100,15 @@ std::shared_ptr<ResetJob> Background::Shared::take() {
 }
 
 void Background::submit(int slot, std::shared_ptr<ResetJob> job) {
-  auto* holder = new std::shared_ptr<ResetJob>(std::move(job));
-  std::shared_ptr<ResetJob>* old = shared_->slots.at(static_cast<size_t>(slot)).exchange(holder, std::memory_order_acq_rel);
-  if (old != nullptr) {
-    (*old)->abandon();  // its env gave up on it already; never started
-    delete old;
+  // No allocation: the slot holds the job, and the job itself (until a thread takes it out).
+  ResetJob* raw = job.get();
+  raw->queued.store(true, std::memory_order_relaxed);
+  raw->halted = &shared_->stop;
+  raw->self = std::move(job);
+  if (ResetJob* old = shared_->slots.at(static_cast<size_t>(slot)).exchange(raw, std::memory_order_acq_rel)) {
+    const std::shared_ptr<ResetJob> replaced = std::move(old->self);  // out of the slot: ours alone
+    replaced->abandon();  // its env gave up on it already; never started
+    let_go(replaced);
   } else {
     shared_->waiting.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -125,6 +129,7 @@ bool Background::run_one() {
 
 void Background::run(Shared& shared, const std::shared_ptr<ResetJob>& job) {
   job->run();  // an abandoned job returns at its next phase
+  let_go(job);
   shared.busy.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -132,13 +137,10 @@ bool Background::idle() const {
   return shared_->waiting.load(std::memory_order_acquire) == 0 && shared_->busy.load(std::memory_order_acquire) == 0;
 }
 
-void Background::work(Shared& shared, int t) {
-  Slot& running = shared.running[static_cast<size_t>(t)];
+void Background::work(Shared& shared) {
   while (!shared.stop.load(std::memory_order_acquire)) {
     if (std::shared_ptr<ResetJob> job = shared.take()) {
-      delete running.exchange(new std::shared_ptr<ResetJob>(job), std::memory_order_acq_rel);
       run(shared, job);
-      delete running.exchange(nullptr, std::memory_order_acq_rel);
       continue;
     }
     shared.wake.wait_for(kRecheck);

@@ -46,28 +46,26 @@ class Background {
   void hold(bool on);
 
  private:
-  using Slot = std::atomic<std::shared_ptr<ResetJob>*>;  // a job's holder, or null
+  using Slot = std::atomic<ResetJob*>;  // a queued job (it holds itself: ResetJob::self), or null
   struct Shared final : exit_registry::Member {  // owned by the engine's Background and by each thread
     Shared(int num_threads, int num_slots)
-        : marks(static_cast<size_t>(num_threads)), running(static_cast<size_t>(num_threads)),
-          slots(static_cast<size_t>(num_slots)), wake(num_threads) {}
+        : marks(static_cast<size_t>(num_threads)), slots(static_cast<size_t>(num_slots)), wake(num_threads) {}
     ~Shared() override;
     void halt() override;
     bool ended() const override;
     /// Takes the next waiting job (null: none), from the slot after the last one taken.
     std::shared_ptr<ResetJob> take();
     std::vector<std::atomic<std::int64_t>> marks;  // each thread's platform::mark_this_thread() (0: not yet)
-    std::vector<Slot> running;   // each idle thread's job, so that halt() can abandon it
     std::vector<Slot> slots;
     std::atomic<int> waiting{0};  // jobs in slots
     std::atomic<int> busy{0};     // jobs being run (idle threads' and lent)
     std::atomic<size_t> cursor{0};
     platform::Wakeup wake;        // one post per job submitted, at most one per thread waiting
-    std::atomic<bool> stop{false};
+    std::atomic<bool> stop{false};  // also each running job's `halted`: it stops at its next phase
     std::atomic<bool> held{false};
     std::atomic<bool> idle_priority{true};
   };
-  static void work(Shared& shared, int t);
+  static void work(Shared& shared);
   /// Runs `job` (taken from a slot) and counts it out of `busy`.
   static void run(Shared& shared, const std::shared_ptr<ResetJob>& job);
 

@@ -155,7 +155,7 @@ ale::reward_t Emulator::act_ale(ale::Action action, float strength) {
 }
 
 void Emulator::leave_replay() {
-  const auto& frames = ahead_->replay();
+  const Replay frames = ahead_->replay();
   const int played = replay_at_;
   replay_at_ = -1;
   if (static_cast<size_t>(played) + 1 == frames.size()) {

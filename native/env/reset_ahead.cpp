@@ -7,6 +7,14 @@
 
 namespace sb3ale {
 
+namespace {
+
+// Jobs an env keeps: one queued or running, one being replayed, and those abandoned that a starved
+// thread still holds. With all of them held, the env resets for real until one is free.
+constexpr size_t kMaxJobs = 4;
+
+}  // namespace
+
 ResetAhead::ResetAhead(const EnvConfig& config, int ale_max_frames, std::shared_ptr<RuntimeVerdict> verdict)
     : config_(std::make_shared<const EnvConfig>(config)), ale_max_frames_(ale_max_frames), verdict_(std::move(verdict)) {
   // Emulator::set_reset_ahead decides; this only holds it to the table.
@@ -44,17 +52,39 @@ std::shared_ptr<ResetJob> ResetAhead::release() {
   return owed_ ? make_job(false) : nullptr;
 }
 
+std::shared_ptr<ResetJob> ResetAhead::free_job() {
+  for (const auto& job : jobs_) {
+    if (job != job_ && job != replaying_ && job->reusable()) return job;
+  }
+  if (jobs_.size() >= kMaxJobs) return nullptr;
+  jobs_.push_back(std::make_shared<ResetJob>());
+  return jobs_.back();
+}
+
 std::shared_ptr<ResetJob> ResetAhead::make_job(bool prepare) {
-  auto job = std::make_shared<ResetJob>();
+  std::shared_ptr<ResetJob> job = free_job();
+  if (!job) return nullptr;
+  // Every input copied into the buffers of the job's last run: nothing here frees an output.
+  job->status.store(ResetJob::kPending, std::memory_order_relaxed);
   job->config = config_;
   job->ale_max_frames = ale_max_frames_;
   job->prepare = prepare;
+  job->replayed = 0;
   if (prepare) {
     job->base = base_;
     job->script = script_;
+    // Room for every frame of the script, made here: the thread that runs the job never grows it.
+    job->replay.reserve(script_.actions.size() + 1);
   }
   job->check = std::move(owed_);
-  job->emu = std::move(spare_);  // null after an abandoned job: the job makes a fresh one
+  // The spare: a check's emulator, else ours, else the one the job kept when it was abandoned (a job
+  // that makes a check replaces its emulator with the check's: ours keeps the one it held).
+  if (job->check && job->emu) {
+    if (!spare_) spare_ = std::move(job->emu);
+    job->emu.reset();  // a third emulator, only after abandoned jobs: the one freed on this path
+  } else if (!job->emu) {
+    job->emu = std::move(spare_);  // null when none is left: the job makes one
+  }
   return job;
 }
 
@@ -62,7 +92,7 @@ void ResetAhead::drop_job() {
   if (!job_) return;
   if (job_->reclaim()) {  // nobody started it: the check owed and the spare are ours again
     owed_ = std::move(job_->check);
-    spare_ = std::move(job_->emu);
+    if (!spare_) spare_ = std::move(job_->emu);
   }
   job_.reset();
 }
@@ -75,7 +105,7 @@ ResetAhead::Taken ResetAhead::take(std::unique_ptr<ale::ALEInterface>& live) {
   disarm();  // whatever happens now, this reset happens now
   // A key refused meanwhile (this env's check or another's) resets for real from now on.
   if (!job || verdict_->refused.load(std::memory_order_acquire)) return Taken::kNo;
-  if (job->replay.size() > 1) {  // the live emulator stays as it is until commit()
+  if (job->replayed > 1) {  // the live emulator stays as it is until commit()
     replaying_ = std::move(job);
     return Taken::kReplay;
   }
@@ -103,11 +133,11 @@ void ResetAhead::swap_in(std::unique_ptr<ale::ALEInterface>& live, ResetJob& job
   // and first resets it for real to check this swap, if it is one of those checked.
   if (checks_swap(swaps_, *verdict_)) {
     std::string rng = config_->repeat_action_probability > 0 ? rng_of(*live) : std::string();
-    owed_ = OwedCheck(std::move(job.emu), std::move(job.state), std::move(rng), verdict_);
+    owed_ = OwedCheck(std::move(job.emu), job.state, std::move(rng), verdict_);  // a copy: the job keeps its own
   } else {
     spare_ = std::move(job.emu);
   }
-  base_ = std::move(job.next);
+  base_ = job.next;  // into base_'s buffer: the job keeps its own for its next run
   armed_ = true;
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ale/ale_interface.hpp"
 #include "config.hpp"
@@ -56,7 +57,7 @@ class ResetAhead {
   /// replay() holds the reset and its script as played on the spare: the caller answers from it, then
   /// commit()s, or resets for real (arm() then drops the replay).
   Taken take(std::unique_ptr<ale::ALEInterface>& live);
-  const std::vector<ReplayFrame>& replay() const { return replaying_->replay; }
+  Replay replay() const { return replaying_->replay_view(); }
   /// After a whole replay: swaps the spare in, its frame counter going on from `live_frame` (the live
   /// one's before the reset).
   void commit(std::unique_ptr<ale::ALEInterface>& live, int live_frame);
@@ -68,6 +69,8 @@ class ResetAhead {
   void wait_for_prepares(bool on) { wait_ = on; }
 
  private:
+  /// A job to fill (one no thread holds, else a new one; null once kMaxJobs are all held).
+  std::shared_ptr<ResetJob> free_job();
   std::shared_ptr<ResetJob> make_job(bool prepare);
   /// job_ given up: its inputs back if no thread started it, else abandoned.
   void drop_job();
@@ -84,6 +87,7 @@ class ResetAhead {
   bool scripted_ = false;    // the chain has said what follows it
   std::shared_ptr<ResetJob> job_;        // the prepare of the next reset
   std::shared_ptr<ResetJob> replaying_;  // a taken job whose replay the caller is answering from
+  std::vector<std::shared_ptr<ResetJob>> jobs_;  // every job this env filled, filled again once free
   bool wait_ = false;
   int64_t swaps_ = 0;  // swapped in since it exists, for the budget of checks
 };

@@ -44,8 +44,11 @@ bool ResetJob::compute() {
   }
   emu->restoreState(base);
   emu->reset_game();
-  next = emu->cloneState();
-  state = state_of(*emu);
+  // Copied into the buffers of the job's last run (the temporaries are this thread's own).
+  const ale::ALEState fresh = emu->cloneState();
+  next = fresh;
+  const std::string fresh_state = state_of(*emu);
+  state = fresh_state;
   if (abandoned()) return false;
   record();
   return !abandoned();
@@ -53,8 +56,10 @@ bool ResetJob::compute() {
 
 void ResetJob::record() {
   const int start = emu->getFrameNumber() - emu->getEpisodeFrameNumber();  // before the reset
-  auto frame = [&](int action, ale::reward_t reward, bool screen) {
-    ReplayFrame f;
+  replayed = 0;
+  auto frame = [&](int action, ale::reward_t reward, bool screen) -> const ReplayFrame& {
+    if (replayed == replay.size()) replay.emplace_back();  // within the capacity the env reserved
+    ReplayFrame& f = replay[replayed++];
     f.action = action;
     f.reward = reward;
     f.lives = emu->lives();
@@ -65,14 +70,16 @@ void ResetJob::record() {
     if (screen) {
       const auto& s = emu->getScreen();
       f.screen.assign(s.getArray(), s.getArray() + s.arraySize());
+    } else {
+      f.screen.clear();  // keeps its buffer
     }
     return f;
   };
-  replay.push_back(frame(ale::PLAYER_A_NOOP, 0, !script.screens.empty() && script.screens[0]));
-  for (size_t k = 0; k < script.actions.size() && !replay.back().game_over && !replay.back().truncated; ++k) {
+  const ReplayFrame* last = &frame(ale::PLAYER_A_NOOP, 0, !script.screens.empty() && script.screens[0]);
+  for (size_t k = 0; k < script.actions.size() && !last->game_over && !last->truncated; ++k) {
     if (abandoned()) return;
     const ale::reward_t reward = emu->act(static_cast<ale::Action>(script.actions[k]));
-    replay.push_back(frame(script.actions[k], reward, k + 1 < script.screens.size() && script.screens[k + 1]));
+    last = &frame(script.actions[k], reward, k + 1 < script.screens.size() && script.screens[k + 1]);
   }
 }
 

@@ -9,7 +9,11 @@
 // reclaim() (the env, before any thread started the job) gives the job's inputs back: the check owed
 // and the spare emulator go on to the env's next job. Once running, a job first makes the check it
 // carries (never abandoned part-way: one reset, and its result goes to the key's verdict), then
-// prepares; an abandoned job stops at its next phase and is freed by its last owner.
+// prepares; an abandoned job stops at its next phase.
+//
+// A job is used again and again (ResetAhead keeps them): its outputs are written over in place, so
+// after its first runs no thread allocates or frees what another allocated (a free of another
+// thread's block takes that thread's arena lock, which an idle thread preempted may hold).
 #pragma once
 
 #include <atomic>
@@ -43,6 +47,14 @@ struct ReplayFrame {
   std::vector<uint8_t> screen;  // empty unless the script reads it
 };
 
+/// The first `size` frames of a job's replay (the vector holds more, kept for the next run).
+struct Replay {
+  const ReplayFrame* frames = nullptr;
+  size_t count = 0;
+  size_t size() const { return count; }
+  const ReplayFrame& operator[](size_t k) const { return frames[k]; }
+};
+
 struct ResetJob {
   enum Status : int { kPending, kRunning, kDone, kAbandoned, kTaken };
   // Inputs, written by the env before the job is queued.
@@ -56,8 +68,14 @@ struct ResetJob {
   // Outputs, read by the env once it owns status kTaken.
   ale::ALEState next;      // the prepared reset's state: where the one after it starts
   std::string state;       // its state_of, for the check of this swap if it is one of those checked
-  std::vector<ReplayFrame> replay;
+  std::vector<ReplayFrame> replay;  // its first `replayed` frames (the others kept for reuse)
+  size_t replayed = 0;
   std::atomic<int> status{kPending};
+  // Background's, while the job is queued or running: `self` keeps it alive for the thread (its env
+  // may be gone), `queued` says a thread may still touch it, `halted` is the threads' stop.
+  std::shared_ptr<ResetJob> self;
+  std::atomic<bool> queued{false};
+  const std::atomic<bool>* halted = nullptr;
 
   /// Any thread, once (a second call, or one after abandon(), does nothing). Never throws.
   void run();
@@ -67,10 +85,16 @@ struct ResetJob {
   bool reclaim();
   /// The env, or the process's exit: the job will never be taken; a run stops at its next phase.
   void abandon();
+  /// Whether its env may fill it again: no thread may touch it (neither queued nor running).
+  bool reusable() const { return !queued.load(std::memory_order_acquire); }
+  Replay replay_view() const { return {replay.data(), replayed}; }
 
  private:
   bool cas(int from, int to) { return status.compare_exchange_strong(from, to, std::memory_order_acq_rel); }
-  bool abandoned() const { return status.load(std::memory_order_acquire) == kAbandoned; }
+  bool abandoned() const {
+    return status.load(std::memory_order_acquire) == kAbandoned ||
+           (halted != nullptr && halted->load(std::memory_order_acquire));
+  }
   bool compute();  // false: abandoned part-way
   void record();
 };

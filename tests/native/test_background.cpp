@@ -13,7 +13,10 @@
 #endif
 
 #include "core/background.hpp"
+#include "core/engine.hpp"
+#include "alloc_probe.hpp"
 #include "check.hpp"
+#include "envs.hpp"
 
 namespace {
 
@@ -25,6 +28,23 @@ long voluntary_switches() {
   return usage.ru_nvcsw;
 }
 #endif
+
+/// Steps every env of `engine` `steps` times, a sleep between batches (a GPU policy's gap: the idle
+/// threads' time); the number of games that ended.
+int play(sb3ale::Engine& engine, int steps) {
+  const int n = engine.num_envs();
+  std::string error;
+  int ended = 0;
+  for (int t = 0; t < steps; ++t) {
+    std::vector<int64_t> actions;
+    for (int i = 0; i < n; ++i) actions.push_back((t * 7 + i * 3) % 4);
+    engine.send(check::ids(n), actions, std::vector<float>(static_cast<size_t>(n), 1.0f), nullptr);
+    for (int i : engine.recv(nullptr, error)) ended += engine.result(i).reset;
+    CHECK(error.empty());
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  return ended;
+}
 
 }  // namespace
 
@@ -73,3 +93,39 @@ TEST(submit_never_sleeps_behind_idle_threads_starved_on_its_cpu) {
   CHECK(slept == 0);
 #endif
 }
+
+TEST(no_memory_crosses_between_the_idle_threads_and_the_steps) {
+  // A block one side allocates and the other frees takes the allocating side's arena lock when it is
+  // freed (glibc, above its per-thread caches): an idle thread preempted while it holds its arena's
+  // lock would stall a worker's free, and the other way round. So nothing the idle threads allocate
+  // is freed on a step's path, nor the other way round, while the envs play (their build and their
+  // close aside).
+  if (!alloc_probe::available()) {
+    std::printf("    skipped: no allocation probe in this build\n");
+    return;
+  }
+  sb3ale::Engine engine(check::configs(4, 200), 2, -1, 0);  // 50 steps a game: many resets ahead
+  std::string error;
+  engine.send_reset(check::ids(4), check::seeds(4), nullptr);
+  engine.recv(nullptr, error);
+  play(engine, 200);  // each env's spare made
+  alloc_probe::Crossings crossed;
+  int ended = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  // Until the idle threads ran prepares in the window (the pool's worker runs most on an idle machine).
+  while (crossed.idle_allocations < 1000 && std::chrono::steady_clock::now() < until) {
+    alloc_probe::start();
+    ended += play(engine, 400);
+    const alloc_probe::Crossings c = alloc_probe::stop();
+    crossed.idle_allocations += c.idle_allocations;
+    crossed.idle_to_others += c.idle_to_others;
+    crossed.others_to_idle += c.others_to_idle;
+  }
+  std::printf("    %d games ended; idle threads allocated %lld blocks; crossed: %lld to the steps, %lld to them\n",
+              ended, static_cast<long long>(crossed.idle_allocations), static_cast<long long>(crossed.idle_to_others),
+              static_cast<long long>(crossed.others_to_idle));
+  CHECK(crossed.idle_allocations >= 1000);
+  CHECK(crossed.idle_to_others == 0);
+  CHECK(crossed.others_to_idle == 0);
+}
+

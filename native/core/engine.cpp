@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -235,7 +236,11 @@ void Engine::run_env(int i) {
   // an idle thread, in time no thread of ours wants.
   const auto e = static_cast<size_t>(i);
   if (reset_ahead_ && errors_[e] == nullptr) {
-    if (std::shared_ptr<ResetJob> job = envs_[e]->claim_prepare()) background_->submit(i, std::move(job));
+    try {
+      if (std::shared_ptr<ResetJob> job = envs_[e]->claim_prepare()) background_->submit(i, std::move(job));
+    } catch (const std::bad_alloc&) {
+      // Out of memory for the prepare: nothing is prepared, and the episode's end resets for real.
+    }
   }
 }
 

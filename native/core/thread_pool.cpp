@@ -93,6 +93,9 @@ void ThreadPool::shutdown() {
 void ThreadPool::submit(const std::vector<int>& indices) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    // Room for every index that may finish before the next take(): a worker never allocates (an
+    // exception there would end the process); a bad_alloc here is the caller's.
+    done_.reserve(done_.size() + static_cast<size_t>(running_) + queue_.size() + indices.size());
     queue_.insert(queue_.end(), indices.begin(), indices.end());
     queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
     if (sleepers_ == 0) return;  // every worker works or spins: each finds the queue itself

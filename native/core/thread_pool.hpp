@@ -84,7 +84,7 @@ class ThreadPool {
   std::deque<int> queue_;  // submitted, not started
   std::atomic<int> queued_{0};          // queue_.size() and done_.size(), for spinning threads
   std::atomic<int> finished_count_{0};
-  std::deque<int> done_;   // finished, not yet taken
+  std::vector<int> done_;  // finished, not yet taken; its room made by submit: a worker's push never allocates
   int running_ = 0;
   int wanted_ = 0;         // finished indices the caller waits for
   bool stop_ = false;

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # PEP 517 backends do not put the project on sys.path
 from build_support import ale_core  # noqa: E402
 from build_support.ale_cache import core_key, core_path, publish_file  # noqa: E402
-from build_support.ale_patches import patched_source_dir, patches_sha256  # noqa: E402
+from build_support.ale_patches import patched_source_dir, patches_digest, patches_sha256  # noqa: E402
 from build_support.ale_source import AleSourceError, pinned  # noqa: E402
 from build_support import glibc_floor, native_flags, pgo as pgo_build  # noqa: E402
 from build_support.link_inputs import portable, xla_ffi_include, zlib_dirs, zlib_link_args  # noqa: E402
@@ -246,6 +246,7 @@ class BuildExt(build_ext):
             if not ext.extra_objects:  # once, also if setuptools runs this command again
                 ext.extra_compile_args += flags
                 ext.define_macros.append(("SB3_ALE_VEC_ALE_VERSION", f'"{ale_version()}"'))
+                ext.define_macros.append(("SB3_ALE_VEC_ALE_PATCHES", f'"{patches_digest()}"'))
                 xla_include = xla_ffi_include()
                 if xla_include:  # as a system header: -Wall -Wextra judge only our code
                     ext.extra_compile_args += native_flags.system_includes([xla_include], msvc)

@@ -176,6 +176,11 @@ def patches_sha256() -> str:
     return hashlib.sha256(json.dumps(PATCHES).encode()).hexdigest()
 
 
+def patches_digest() -> str:
+    """The digest as the engine names it (``_engine.ALE_PATCHES``) and the resets-ahead table's header does."""
+    return patches_sha256()[:12]
+
+
 def apply_patches(root: Path) -> None:
     """Applies PATCHES to the sources under `root` (an unpacked sdist), in order. Raises AlePatchError,
     naming the file and the text, unless each old text occurs exactly once when its turn comes."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from build_support import ale_core, cross_targets, wheel_files
 from build_support.ale_cache import core_key, core_path, publish_file
-from build_support.ale_patches import patched_source_dir, patches_sha256
+from build_support.ale_patches import patched_source_dir, patches_digest, patches_sha256
 from build_support.ale_source import pinned
 from build_support.link_inputs import xla_ffi_include
 
@@ -104,7 +104,8 @@ def build_extensions(target: cross_targets.Target, python: str, core: Path, ale_
 
     include = cross_targets.python_headers(target, python, work / "include")
     system = [*ale_includes, str(include), pybind11.get_include()]
-    defines = [f'-DSB3_ALE_VEC_ALE_VERSION="{ale_core.ale_version()}"']
+    defines = [f'-DSB3_ALE_VEC_ALE_VERSION="{ale_core.ale_version()}"',
+               f'-DSB3_ALE_VEC_ALE_PATCHES="{patches_digest()}"']
     xla = xla_ffi_include()
     if xla:
         system.append(xla)

@@ -6,7 +6,8 @@ emulating the reset then. It is exact only where ALE's reset keeps nothing of th
 ``tools/reset_verdicts.py`` vets each ROM, mode, difficulty and sticky setting offline, after long
 and varied play, and writes ``reset_table.csv`` beside this file (its header says how: the plays, the
 frames, the date, the ALE). A key the table lacks, or one it refuses, resets for real; so does every
-key where the engine's ALE is not the one the table was vetted with (warned once). At run time the
+key where the engine's ALE (its release and our patches to it) is not the one the table was vetted with
+(warned once). At run time the
 engine still re-checks a sample of its swaps against a real reset, in idle time, and refuses a key
 (with a warning) on any difference.
 """
@@ -23,8 +24,10 @@ from sb3_ale_vec import _engine
 from sb3_ale_vec.games import rom_path
 
 TABLE = Path(__file__).with_name("reset_table.csv")
-# The header line naming the ALE the verdicts were vetted with (tools/reset_verdicts.py writes it).
+# The header lines naming the ALE the verdicts were vetted with: its release and the digest of our changes
+# to its sources (build_support/ale_patches.py), as tools/reset_verdicts.py writes them.
 VERSION_LINE = re.compile(r"^#\s*ale_version:\s*(\S+)\s*$")
+PATCHES_LINE = re.compile(r"^#\s*ale_patches:\s*(\S+)\s*$")
 
 
 @lru_cache(maxsize=1)
@@ -35,30 +38,44 @@ def verdicts() -> dict[tuple[str, int, int, bool], str]:
         return {(r["rom"], int(r["mode"]), int(r["difficulty"]), r["sticky"] == "1"): r["verdict"] for r in rows}
 
 
-@lru_cache(maxsize=1)
-def table_version() -> str | None:
-    """The ALE version the table was vetted with (its header's ``# ale_version: X`` line); None if it names none."""
+def _header_value(line_re: re.Pattern) -> str | None:
     with TABLE.open() as f:
         for line in f:
             if not line.startswith("#"):
                 return None
-            match = VERSION_LINE.match(line)
+            match = line_re.match(line)
             if match:
                 return match.group(1)
     return None
 
 
 @lru_cache(maxsize=1)
+def table_version() -> str | None:
+    """The ALE version the table was vetted with (its header's ``# ale_version: X`` line); None if it names none."""
+    return _header_value(VERSION_LINE)
+
+
+@lru_cache(maxsize=1)
+def table_patches() -> str | None:
+    """The digest of our ALE patches the table was vetted with (``# ale_patches: X``); None if it names none."""
+    return _header_value(PATCHES_LINE)
+
+
+@lru_cache(maxsize=1)
 def _holds() -> bool:
     """Whether the table's verdicts hold for the engine's ALE. A verdict is about ALE's reset code and the
     game's start-up under it: another ALE may reset otherwise, so nothing is computed ahead (warned once)."""
-    made, running = table_version(), _engine.ALE_VERSION
+    made = (table_version(), table_patches())
+    running = (_engine.ALE_VERSION, _engine.ALE_PATCHES)
     if made == running:
         return True
-    warnings.warn(f"sb3_ale_vec's resets-ahead table ({TABLE.name}) was vetted with ALE {made or '(none named)'}, "
-                  f"but the engine was built from ALE {running}: resets ahead are off (every env resets for real) "
-                  "until the table is re-made with `python tools/reset_verdicts.py --write`.", RuntimeWarning,
-                  stacklevel=2)
+
+    def name(version: str | None, patches: str | None) -> str:
+        return f"ALE {version or '(none named)'} with our patches {patches or '(none named)'}"
+
+    warnings.warn(f"sb3_ale_vec's resets-ahead table ({TABLE.name}) was vetted with {name(*made)}, but the engine "
+                  f"was built from {name(*running)}: resets ahead are off (every env resets for real) until the "
+                  "table is re-made with `python tools/reset_verdicts.py --write`.", RuntimeWarning, stacklevel=2)
     return False
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from sb3_ale_vec import AleNativeVecEnv, _engine, _testing
 
-MODULE = {"ALE_VERSION", "RAM_SIZE", "EngineBusy", "EnvConfig", "Layout", "ObsType", "Preset", "Vectorizer",
+MODULE = {"ALE_VERSION", "ALE_PATCHES", "RAM_SIZE", "EngineBusy", "EnvConfig", "Layout", "ObsType", "Preset", "Vectorizer",
           "action_set", "default_mode", "obs_shape", "screen_height", "xla_ffi_targets", "xla_ffi_cuda_targets",
           "_stop_background"}  # the package's atexit hook: the idle threads stop as the interpreter exits
 VECTORIZER = {

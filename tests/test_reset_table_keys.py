@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 import warnings
 from pathlib import Path
 
@@ -17,12 +18,14 @@ from sb3_ale_vec.games import rom_path
 from sb3_ale_vec.gymnasium import vector
 
 ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT))  # build_support: the patches' digest the engine was built with
+from build_support import ale_patches  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def fresh_table():
     """Each test reads the table and the engine's version anew (the module caches them per process)."""
-    caches = [reset_table.verdicts, reset_table.table_version, reset_table._holds]
+    caches = [reset_table.verdicts, reset_table.table_version, reset_table.table_patches, reset_table._holds]
     for cache in caches:
         cache.cache_clear()
     yield
@@ -106,6 +109,16 @@ def test_under_another_engine_ale_no_key_is_vetted_and_one_warning_says_why(monk
     assert "tools/reset_verdicts.py" in message
 
 
+def test_under_other_patches_to_the_same_ale_no_key_is_vetted(monkeypatch):
+    # A change to build_support/ale_patches.py may change what ALE's reset keeps: the table's verdicts
+    # are of the patched ALE they were vetted on, not of the release alone.
+    monkeypatch.setattr(_engine, "ALE_PATCHES", "0" * 12)
+    results, caught = _warnings_of(_vetted_many_keys)
+    assert not any(any(r) for r in results)
+    assert len(caught) == 1 and f"patches {reset_table.table_patches()}" in str(caught[0].message)
+    assert f"patches {'0' * 12}" in str(caught[0].message)
+
+
 @pytest.mark.parametrize("version_line, named", [("# ale_version: 0.11.0\n", "ALE 0.11.0"), ("", "(none named)")])
 def test_a_table_vetted_with_another_ale_or_naming_none_vets_no_key(monkeypatch, tmp_path, version_line, named):
     lines = reset_table.TABLE.read_text().splitlines(True)
@@ -121,6 +134,7 @@ def test_a_table_vetted_with_another_ale_or_naming_none_vets_no_key(monkeypatch,
 
 def test_the_shipped_table_names_the_engines_ale_in_the_line_the_tool_writes():
     assert reset_table.table_version() == _engine.ALE_VERSION
+    assert reset_table.table_patches() == _engine.ALE_PATCHES == ale_patches.patches_digest()
     spec = importlib.util.spec_from_file_location("reset_verdicts", ROOT / "tools" / "reset_verdicts.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
@@ -128,3 +142,6 @@ def test_the_shipped_table_names_the_engines_ale_in_the_line_the_tool_writes():
     header = tool._header(104, 2182, 206, 1, 0, (1.0, 1.0), 1).splitlines()
     assert [h for h in header if reset_table.VERSION_LINE.match(h)] == [line]  # the one line the reader takes
     assert line + "\n" in reset_table.TABLE.read_text()
+    patches = f"# ale_patches: {_engine.ALE_PATCHES}"
+    assert [h for h in header if reset_table.PATCHES_LINE.match(h)] == [patches]
+    assert patches + "\n" in reset_table.TABLE.read_text()

@@ -17,8 +17,9 @@ refused nothing that the first 1,000 frames, the RNG checks and the scrambles di
 (tests/test_reset_table.py checks it), so the quick look is where refusals show. The engine's run-time
 re-checks sample the swaps of every key alike.
 
-The header's `ale_version:` line names the ALE the probe ran; sb3_ale_vec/reset_table.py computes no
-reset ahead under an engine built from another (warned once), until this tool re-makes the table.
+The header's `ale_version:` and `ale_patches:` lines name the ALE the probe ran (its release and the
+digest of build_support/ale_patches.py's changes); sb3_ale_vec/reset_table.py computes no reset ahead
+under an engine built from another (warned once), until this tool re-makes the table.
 """
 
 from __future__ import annotations
@@ -126,8 +127,9 @@ def _header(games: int, keys: int, copies: int, frames: int, refused: int, minut
         "Made by tools/reset_verdicts.py --write: the resets-ahead verdict of each ROM, mode, difficulty and "
         "sticky setting.",
         f"ale_version: {_engine.ALE_VERSION}",
-        "ale_version names the ALE the probe ran (the engine's); under another ALE, sb3_ale_vec computes no "
-        "reset ahead.",
+        f"ale_patches: {_engine.ALE_PATCHES}",
+        "ale_version and ale_patches (our changes to its sources) name the ALE the probe ran (the engine's); under "
+        "another, sb3_ale_vec computes no reset ahead.",
         "verdict: empty = computed ahead; else why its resets are made for real. Keys not listed reset for real.",
         "frames: the frames of play the probe emulated for the key (0: refused before any play).",
         f"Vetted {datetime.date.today()} with ale-py {ale_py.__version__}, {processes} process(es), "

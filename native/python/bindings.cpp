@@ -56,6 +56,7 @@ std::vector<int> action_set(const std::string& rom_path, bool full_action_space)
 PYBIND11_MODULE(_engine, m) {
   m.doc() = "sb3_ale_vec's native batched Atari engine (ALE emulator + each preset's preprocessing)";
   m.attr("ALE_VERSION") = SB3_ALE_VEC_ALE_VERSION;
+  m.attr("ALE_PATCHES") = SB3_ALE_VEC_ALE_PATCHES;  // our changes to ALE's sources (build_support/ale_patches.py)
   m.attr("RAM_SIZE") = sb3ale::kRamSize;  // bytes of RAM per row of info["ram"]
   py::set_shared_data(sb3ale::PyVectorizerHooks::kKey, &hooks);
 

@@ -35,7 +35,8 @@ for target in "${targets[@]}"; do
   mode=(-fsyntax-only) objects=
   if [ "$target" = macos-arm64 ]; then mode=(-O0 -c) objects=$out/$target/obj; mkdir -p "$objects"; fi
   export objects
-  flags=("${command[@]}" "${mode[@]}" -Werror -DSB3_ALE_VEC_ALE_VERSION='"check"' -I native
+  flags=("${command[@]}" "${mode[@]}" -Werror -DSB3_ALE_VEC_ALE_VERSION='"check"'
+         -DSB3_ALE_VEC_ALE_PATCHES='"check"' -I native
          -isystem "${ale[0]}" -isystem "${ale[1]}" -isystem "$include" -isystem "$pybind" "${xla_flags[@]}")
   echo "== $target: ${#sources[@]} files, CPython $pyver's headers, XLA FFI $xla_state: ${command[*]}"
   if printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c \

@@ -104,6 +104,7 @@ void Background::submit(int slot, std::shared_ptr<ResetJob> job) {
   ResetJob* raw = job.get();
   raw->queued.store(true, std::memory_order_relaxed);
   raw->halted = &shared_->stop;
+  raw->slot = slot;
   raw->self = std::move(job);
   if (ResetJob* old = shared_->slots.at(static_cast<size_t>(slot)).exchange(raw, std::memory_order_acq_rel)) {
     const std::shared_ptr<ResetJob> replaced = std::move(old->self);  // out of the slot: ours alone
@@ -120,17 +121,33 @@ void Background::hold(bool on) {
   if (!on) shared_->wake.post(static_cast<int>(shared_->marks.size()));  // the jobs held back
 }
 
-bool Background::run_one() {
+bool Background::run_one(const std::function<bool()>& yield) {
   std::shared_ptr<ResetJob> job = shared_->take();
   if (!job) return false;
-  run(*shared_, job);
+  run(*shared_, job, yield);
   return true;
 }
 
-void Background::run(Shared& shared, const std::shared_ptr<ResetJob>& job) {
-  job->run();  // an abandoned job returns at its next phase
+void Background::run(Shared& shared, const std::shared_ptr<ResetJob>& job, const std::function<bool()>& yield) {
+  if (job->run(yield)) {  // an abandoned job returns at its next phase
+    requeue(shared, job);
+  } else {
+    let_go(job);
+  }
+  shared.busy.fetch_sub(1, std::memory_order_acq_rel);  // after the requeue: idle() never sees it in neither
+}
+
+void Background::requeue(Shared& shared, const std::shared_ptr<ResetJob>& job) {
+  job->self = job;  // the slot's reference again
+  ResetJob* none = nullptr;
+  if (shared.slots[static_cast<size_t>(job->slot)].compare_exchange_strong(none, job.get(), std::memory_order_acq_rel)) {
+    shared.waiting.fetch_add(1, std::memory_order_acq_rel);
+    shared.wake.post();
+    return;
+  }
+  job->self.reset();
+  job->abandon();  // its env gave up on it and queued the next one
   let_go(job);
-  shared.busy.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool Background::idle() const {

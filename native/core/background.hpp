@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -36,8 +37,9 @@ class Background {
   /// replaced (and abandoned). Never waits, never fails.
   void submit(int slot, std::shared_ptr<ResetJob> job);
   /// Runs one submitted job on the calling thread, at its own priority (a ThreadPool worker with
-  /// nothing else to do): false when none is waiting (or the threads are held).
-  bool run_one();
+  /// nothing else to do): false when none is waiting (or the threads are held). Once `yield` says so
+  /// the job stops at its next phase or frame and waits in its slot again, for whoever has time.
+  bool run_one(const std::function<bool()>& yield);
   /// Whether the threads run at a priority below ordinary threads' (false: the fallback).
   bool idle_priority() const { return shared_->idle_priority.load(); }
   /// No job waiting and none running (for tests: the prepares asked for are all done).
@@ -66,8 +68,10 @@ class Background {
     std::atomic<bool> idle_priority{true};
   };
   static void work(Shared& shared);
-  /// Runs `job` (taken from a slot) and counts it out of `busy`.
-  static void run(Shared& shared, const std::shared_ptr<ResetJob>& job);
+  /// Runs `job` (taken from a slot) and counts it out of `busy`; a job that yielded goes back to its slot.
+  static void run(Shared& shared, const std::shared_ptr<ResetJob>& job, const std::function<bool()>& yield = {});
+  /// A job that yielded, back in its slot (unless its env queued another meanwhile: then abandoned).
+  static void requeue(Shared& shared, const std::shared_ptr<ResetJob>& job);
 
   std::shared_ptr<Shared> shared_;
 };

@@ -54,7 +54,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       obs_size_(static_cast<size_t>(configs_.front().obs_size())),
       resizes_(configs_.front().img_height, configs_.front().img_width, configs_.front().channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
-            [this](int i) { run_env(i); }, [this] { return lending_(); }) {
+            [this](int i) { run_env(i); }, [this](const std::function<bool()>& queued) { return lending_(queued); }) {
   const int n = static_cast<int>(configs_.size());
   if (batch_size_ < 1 || batch_size_ > n) {
     throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
@@ -101,8 +101,8 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
 Engine::~Engine() {
   // The workers first, whatever the members' order: queued tasks dropped, running ones finished (a
   // reset may be rebuilding its env right now), a prepare lent to a worker left at its next phase,
-  // and the workers joined. Then every prepare is abandoned (ResetJob: it owns what it touches and
-  // frees itself) and the idle threads are told to stop (nothing waits for them).
+  // and the workers joined. Then every prepare is abandoned (a job an idle thread still runs is kept
+  // alive by that thread, ResetJob::self) and the idle threads are told to stop (nothing waits for them).
   lending_.lend(nullptr);
   pool_.shutdown();
   for (const auto& env : envs_) {

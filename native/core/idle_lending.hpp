@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 #include "core/background.hpp"
 
@@ -12,10 +13,11 @@ namespace sb3ale {
 
 class IdleLending {
  public:
-  /// A worker with nothing queued: runs one prepare, if any is waiting; false when none ran.
-  bool operator()() const {
+  /// A worker with nothing queued: runs one prepare, if any is waiting, until `task_queued` says a
+  /// step waits (the prepare goes on later, where it stopped); false when none ran.
+  bool operator()(const std::function<bool()>& task_queued) const {
     Background* background = lent_.load(std::memory_order_acquire);
-    return background != nullptr && background->run_one();
+    return background != nullptr && background->run_one(task_queued);
   }
   /// The engine: `background` (null: none) from now on. Before it destroys what it lent, the engine
   /// joins the workers (ThreadPool::shutdown): a worker may be inside run_one() of it.

@@ -34,15 +34,16 @@ void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_
 /// errors per env) and must not run twice at once for the same index (the caller's rule).
 /// `idle` (optional) is background work no one waits for (the resets prepared ahead): a worker with
 /// no task queued calls it, in the time it would otherwise spin or sleep (behind a batch's last env,
-/// or while the caller is between batches), until it returns false (nothing left to do). The caller's
-/// thread never does: its time between batches is its own program's.
+/// or while the caller is between batches), until it returns false (nothing left to do). It is given
+/// a predicate, true once a task is queued: work that can stop then (ResetJob) lets the task go first.
+/// The caller's thread never does: its time between batches is its own program's.
 class ThreadPool {
  public:
   /// `affinity_offset` >= 0 pins worker t to the ((affinity_offset + t) mod n)-th of the n CPUs
   /// in the process's affinity mask (the caller's own thread is left as it is). Throws
   /// std::runtime_error, with no thread left running, when a worker cannot be started.
-  ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task,
-             std::function<bool()> idle = {});
+  using Idle = std::function<bool(const std::function<bool()>& task_queued)>;
+  ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task, Idle idle = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -76,7 +77,8 @@ class ThreadPool {
   bool run_idle(std::unique_lock<std::mutex>& lock);
 
   const std::function<void(int)> task_;
-  const std::function<bool()> idle_;
+  const Idle idle_;
+  const std::function<bool()> task_queued_;  // idle_'s predicate
   const bool spin_;  // spin briefly before sleeping: only with no more threads than allowed CPUs
   std::mutex mutex_;
   std::condition_variable work_ready_;

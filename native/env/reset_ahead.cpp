@@ -70,6 +70,7 @@ std::shared_ptr<ResetJob> ResetAhead::make_job(bool prepare) {
   job->ale_max_frames = ale_max_frames_;
   job->prepare = prepare;
   job->replayed = 0;
+  job->phase = ResetJob::kCheck;
   if (prepare) {
     job->base = base_;
     job->script = script_;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,15 +71,23 @@ struct ResetJob {
   std::string state;       // its state_of, for the check of this swap if it is one of those checked
   std::vector<ReplayFrame> replay;  // its first `replayed` frames (the others kept for reuse)
   size_t replayed = 0;
+  // Where a run that yielded resumes (kCheck: from the start; the env sets it so for each fill).
+  enum Phase : int { kCheck, kEmulator, kReset, kRecord, kFinished };
+  Phase phase = kCheck;
+  size_t scripted = 0;   // the script's actions played so far
+  int record_start = 0;  // the spare's frame counter before its reset
   std::atomic<int> status{kPending};
   // Background's, while the job is queued or running: `self` keeps it alive for the thread (its env
   // may be gone), `queued` says a thread may still touch it, `halted` is the threads' stop.
   std::shared_ptr<ResetJob> self;
   std::atomic<bool> queued{false};
   const std::atomic<bool>* halted = nullptr;
+  int slot = -1;  // its env's slot
 
-  /// Any thread, once (a second call, or one after abandon(), does nothing). Never throws.
-  void run();
+  /// Any thread (a second call after it ended, or one after abandon(), does nothing). Never throws.
+  /// With `yield` (a pool worker's "a step is queued"), it stops at the next phase or frame once that
+  /// says so and returns true: the job is pending again and resumes where it stopped.
+  bool run(const std::function<bool()>& yield = {});
   /// The env: the job's outputs are its own now; false if the job is not done.
   bool take() { return cas(kDone, kTaken); }
   /// The env: true if no thread started the job (its inputs are the env's again); else abandon().
@@ -95,8 +104,9 @@ struct ResetJob {
     return status.load(std::memory_order_acquire) == kAbandoned ||
            (halted != nullptr && halted->load(std::memory_order_acquire));
   }
-  bool compute();  // false: abandoned part-way
-  void record();
+  enum Outcome { kPrepared, kFailed, kYielded };
+  Outcome compute(const std::function<bool()>& yield);
+  void record(int action, ale::reward_t reward, bool screen);  // the next replay frame, from emu
 };
 
 }  // namespace sb3ale

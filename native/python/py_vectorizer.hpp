@@ -186,7 +186,7 @@ class PyVectorizer {
   bool reset_ahead() {
     return drive([](Vectorizer& vec) { return vec.engine().reset_ahead(); });
   }
-  void set_reset_ahead(bool on) {  // waits for a prepare that is running
+  void set_reset_ahead(bool on) {  // off abandons a prepare that is running: waits for none
     drive([&](Vectorizer& vec) { vec.engine().set_reset_ahead(on); });
   }
   /// The keys refused since the last recv or call (Engine::take_refused), for close() and xla().

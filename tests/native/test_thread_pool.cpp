@@ -98,7 +98,7 @@ TEST(idle_work_runs_on_workers_between_tasks_never_on_the_caller) {
   std::vector<std::atomic<int>> runs(64);
   ThreadPool pool(
       3, -1, [&](int i) { runs[static_cast<size_t>(i)].fetch_add(1); },
-      [&] {
+      [&](const std::function<bool()>&) {
         if (ThreadPool::current_thread() == 0) on_caller.fetch_add(1);
         if (left.fetch_sub(1) <= 0) return false;
         pieces.fetch_add(1);

@@ -150,6 +150,18 @@ std::vector<int> this_thread_cpus() {
   return cpus;
 }
 
+bool this_thread_has_cpus(const std::vector<int>& cpus) {
+#if defined(__linux__)
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  const cpu_set_t want = cpu_set_of(cpus);
+  return sched_getaffinity(0, sizeof now, &now) == 0 && CPU_EQUAL(&now, &want);
+#else
+  (void)cpus;
+  return false;
+#endif
+}
+
 std::vector<int> thread_cpus(std::thread& thread) {
   std::vector<int> cpus;
 #if defined(__linux__)

@@ -39,6 +39,7 @@ bool pin_thread(std::thread& thread, int cpu);
 /// `cpu` is one of several).
 int current_cpu();
 std::vector<int> this_thread_cpus();
+bool this_thread_has_cpus(const std::vector<int>& cpus);  // exactly `cpus`, read without allocating
 std::vector<int> thread_cpus(std::thread& thread);
 bool set_this_thread_cpus(const std::vector<int>& cpus);
 bool keep_off_cpu(std::thread& thread, const std::vector<int>& cpus, int cpu);

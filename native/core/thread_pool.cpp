@@ -1,6 +1,7 @@
 #include "core/thread_pool.hpp"
 
 #include <algorithm>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -99,7 +100,14 @@ void ThreadPool::submit(const std::vector<int>& indices) {
     queue_.insert(queue_.end(), indices.begin(), indices.end());
     queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
     if (sleepers_ == 0) return;  // every worker works or spins: each finds the queue itself
-    if (steering_.on()) steering_.steer(workers_, platform::current_cpu());
+  }
+  // Outside the mutex: a worker that wakes meanwhile takes its task; steer() skips it (not asleep).
+  if (steering_.on()) {
+    try {
+      steering_.steer(workers_, platform::current_cpu());
+    } catch (const std::bad_alloc&) {
+      // Best effort: the workers wake wherever the scheduler puts them.
+    }
   }
   if (indices.size() == 1) {
     work_ready_.notify_one();
@@ -168,7 +176,11 @@ void ThreadPool::work() {
     ++sleepers_;
     work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     --sleepers_;
-    steering_.awake(this_thread_index - 1);
+    if (steering_.on()) {  // its CPUs back, outside the mutex (system calls)
+      lock.unlock();
+      steering_.awake(this_thread_index - 1);
+      lock.lock();
+    }
   }
 }
 

@@ -16,12 +16,14 @@
 // worker's wake (a window of one wake-up, longer on a loaded machine) reads as its own, and is undone
 // once; Linux keeps no count of affinity changes to tell them apart.
 //
-// Owns each worker's masks. Called by ThreadPool with its mutex held: steer() by the caller before a
-// wake-up, asleep() and awake() by the worker itself.
+// Owns each worker's masks, each behind a lock of its own that only the caller and that worker take:
+// the system calls run outside ThreadPool's mutex. steer() by the caller before a wake-up, asleep()
+// (ThreadPool's mutex held) and awake() (not held) by the worker itself.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -33,16 +35,22 @@ class WakeSteering {
   WakeSteering(int num_workers, bool on) : on_(on), workers_(static_cast<size_t>(num_workers)) {}
   bool on() const { return on_; }
   /// Worker w is about to sleep.
-  void asleep(int w) { workers_[static_cast<size_t>(w)].asleep = true; }
+  void asleep(int w) {
+    Worker& worker = workers_[static_cast<size_t>(w)];
+    std::lock_guard<std::mutex> lock(worker.mutex);
+    worker.asleep = true;
+  }
   /// The caller, before waking `threads` (the workers): each asleep and not yet steered kept off `cpu`.
   void steer(std::vector<std::thread>& threads, int cpu);
-  /// Worker w (the calling thread) woke: its CPUs back, unless someone else has changed them.
+  /// Worker w (the calling thread) woke: its CPUs back, unless someone else has changed them. Allocates
+  /// nothing (a worker's bad_alloc would end the process).
   void awake(int w);
   /// Workers steered so far (for tests: steering happens).
   int64_t steered() const { return steered_.load(std::memory_order_relaxed); }
 
  private:
   struct Worker {
+    std::mutex mutex;              // the caller's steer() and the worker's own asleep() and awake()
     bool asleep = false;
     bool steered = false;          // kept off the caller's CPU since it fell asleep
     bool restore_failed = false;   // its last restore failed: `before` still holds its CPUs

@@ -1,6 +1,7 @@
 """Every example runs as a user would run it, with tiny settings."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -150,6 +151,25 @@ def test_loops_benchmark_counts_every_reset_as_swapped_or_inline():
     assert swapped > 0  # 800 steps with a 1 ms idle gap each: the prepares had the time
     resets_off, swapped_off, _, inline_off = map(int, rows["sb3_ale_vec inline"][-4:])
     assert swapped_off == 0 and inline_off == resets_off > 0
+
+
+def test_latency_benchmark_runs_each_variant_under_a_real_cgroup_quota():
+    # Half a CPU for a tight loop on 2 threads: the kernel throttles each child's group, and the table
+    # says how often; no cgroup of the benchmark's is left behind.
+    if os.geteuid() != 0 or not (Path("/sys/fs/cgroup/cgroup.controllers").is_file()
+                                 or Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").is_file()):
+        pytest.skip("needs root and a cgroup cpu controller")
+    out = _run([sys.executable, "-m", "sb3_ale_vec.bench.latency", "--loop", "tight", "--quota", "0.5",
+                "--num-envs", "4", "--rounds", "2", "--steps", "400"])
+    rows = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()
+            if line.split()[:1] in (["ahead"], ["inline"])}
+    assert set(rows) == {"ahead", "inline"}, out
+    for values in rows.values():
+        steps_per_s, p50, p99, p999, longest, throttled = values
+        assert steps_per_s > 0 and p50 <= p99 <= p999 <= longest and throttled > 0, out
+    assert "ahead / inline, p99.9: median" in out
+    left = [*Path("/sys/fs/cgroup").glob("sb3ale-latency-*"), *Path("/sys/fs/cgroup/cpu").glob("sb3ale-latency-*")]
+    assert not left
 
 
 def test_benchmark_learn_mode_writes_identical_curves_and_a_plot(tmp_path):

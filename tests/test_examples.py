@@ -156,13 +156,13 @@ def test_loops_benchmark_counts_every_reset_as_swapped_or_inline():
 def test_latency_benchmark_runs_each_variant_under_a_real_cgroup_quota():
     # Half a CPU for a tight loop on 2 threads: the kernel throttles each child's group, and the table
     # says how often; no cgroup of the benchmark's is left behind.
-    if os.geteuid() != 0 or not (Path("/sys/fs/cgroup/cgroup.controllers").is_file()
-                                 or Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").is_file()):
-        pytest.skip("needs root and a cgroup cpu controller")
+    controllers = [Path("/sys/fs/cgroup/cgroup.controllers"), Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")]
+    if not any(c.is_file() and os.access(c.parent, os.W_OK) for c in controllers):
+        pytest.skip("a writable cgroup cpu controller (root): a file this machine lacks")
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench.latency", "--loop", "tight", "--quota", "0.5",
                 "--num-envs", "4", "--rounds", "2", "--steps", "400"])
     rows = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()
-            if line.split()[:1] in (["ahead"], ["inline"])}
+            if line.split()[:1] in (["ahead"], ["inline"]) and len(line.split()) == 7}
     assert set(rows) == {"ahead", "inline"}, out
     for values in rows.values():
         steps_per_s, p50, p99, p999, longest, throttled = values

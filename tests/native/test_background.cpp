@@ -15,7 +15,6 @@
 
 #include "core/background.hpp"
 #include "core/engine.hpp"
-#include "env/ale_state.hpp"
 #include "alloc_probe.hpp"
 #include "check.hpp"
 #include "envs.hpp"
@@ -131,19 +130,14 @@ TEST(no_memory_crosses_between_the_idle_threads_and_the_steps) {
   CHECK(crossed.others_to_idle == 0);
 }
 
-
 TEST(a_prepare_that_yields_at_every_phase_and_frame_ends_as_one_run_whole) {
   // A pool worker lent a prepare stops it at the next phase or frame once a step is queued (yield);
   // the job is pending again and whoever next has time goes on from there. Yielding at every chance,
   // resumed each time, it prepares exactly what one whole run does: the state, the replay, the frames.
-  sb3ale::EnvConfig config = check::configs(1)[0];
-  auto live = sb3ale::make_ale(config, 0);
-  live->loadROM(config.rom_path);
-  live->reset_game();
+  const sb3ale::EnvConfig config = check::configs(1)[0];
+  const auto live = check::live_emulator(config);
   auto job = [&] {
-    auto j = std::make_shared<sb3ale::ResetJob>();
-    j->config = std::make_shared<const sb3ale::EnvConfig>(config);
-    j->base = live->cloneState();
+    auto j = check::prepare_from(config, *live);
     for (int k = 0; k < 30; ++k) j->script.actions.push_back(k % 3 == 0 ? ale::PLAYER_A_FIRE : ale::PLAYER_A_NOOP);
     j->script.screens.assign(31, 1);
     j->replay.reserve(31);

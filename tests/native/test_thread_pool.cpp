@@ -220,16 +220,9 @@ TEST(a_thread_that_cannot_start_is_an_exception_not_a_crash) {
 #endif
 
 TEST(background_jobs_run_at_idle_priority_and_nobody_waits_for_them) {
-  sb3ale::EnvConfig config = check::configs(1)[0];
-  auto live = sb3ale::make_ale(config, 0);
-  live->loadROM(config.rom_path);
-  live->reset_game();
-  auto job = [&] {
-    auto j = std::make_shared<sb3ale::ResetJob>();
-    j->config = std::make_shared<const sb3ale::EnvConfig>(config);
-    j->base = live->cloneState();
-    return j;
-  };
+  const sb3ale::EnvConfig config = check::configs(1)[0];
+  const auto live = check::live_emulator(config);
+  auto job = [&] { return check::prepare_from(config, *live); };
   const auto done = job(), dropped = job(), replaced = job();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // idle time may be scarce
   std::chrono::steady_clock::time_point closing;

@@ -187,8 +187,9 @@ def test_short_soak_keeps_memory_flat_and_results_equal_across_thread_counts():
 
 def _slow_env():
     # One thread and a long frame skip: each step keeps recv() waiting for a good fraction of a second
-    # (under ASan emulation is slower: a shorter skip waits as long there).
-    return AleNativeVecEnv("pong", 2, num_threads=1, frameskip=500 if SANITIZER == "address" else 3000,
+    # (under ASan emulation is slower: a shorter skip waits as long there; 500 frames could end within
+    # the 50 ms timer on an idle machine).
+    return AleNativeVecEnv("pong", 2, num_threads=1, frameskip=1500 if SANITIZER == "address" else 3000,
                            max_num_frames_per_episode=0, seed=0)
 
 

@@ -140,7 +140,8 @@ void Background::run(Shared& shared, const std::shared_ptr<ResetJob>& job, const
 void Background::requeue(Shared& shared, const std::shared_ptr<ResetJob>& job) {
   job->self = job;  // the slot's reference again
   ResetJob* none = nullptr;
-  if (shared.slots[static_cast<size_t>(job->slot)].compare_exchange_strong(none, job.get(), std::memory_order_acq_rel)) {
+  Slot& slot = shared.slots[static_cast<size_t>(job->slot)];
+  if (slot.compare_exchange_strong(none, job.get(), std::memory_order_acq_rel)) {
     shared.waiting.fetch_add(1, std::memory_order_acq_rel);
     shared.wake.post();
     return;

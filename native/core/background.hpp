@@ -62,7 +62,7 @@ class Background {
     std::atomic<int> waiting{0};  // jobs in slots
     std::atomic<int> busy{0};     // jobs being run (idle threads' and lent)
     std::atomic<size_t> cursor{0};
-    platform::Wakeup wake;        // one post per job submitted, at most one per thread waiting
+    platform::Wakeup wake;        // a post per job submitted; its count at most one per thread
     std::atomic<bool> stop{false};  // also each running job's `halted`: it stops at its next phase
     std::atomic<bool> held{false};
     std::atomic<bool> idle_priority{true};

@@ -54,7 +54,8 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       obs_size_(static_cast<size_t>(configs_.front().obs_size())),
       resizes_(configs_.front().img_height, configs_.front().img_width, configs_.front().channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
-            [this](int i) { run_env(i); }, [this](const std::function<bool()>& queued) { return lending_(queued); }) {
+            [this](int i) { run_env(i); },
+            [this](const std::function<bool()>& queued) { return lending_(queued); }) {
   const int n = static_cast<int>(configs_.size());
   if (batch_size_ < 1 || batch_size_ > n) {
     throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));

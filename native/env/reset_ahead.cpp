@@ -69,8 +69,7 @@ std::shared_ptr<ResetJob> ResetAhead::make_job(bool prepare) {
   job->config = config_;
   job->ale_max_frames = ale_max_frames_;
   job->prepare = prepare;
-  job->replayed = 0;
-  job->phase = ResetJob::kCheck;
+  job->phase = ResetJob::kCheck;  // its reset phase clears the replay
   if (prepare) {
     job->base = base_;
     job->script = script_;

@@ -78,7 +78,6 @@ ResetJob::Outcome ResetJob::compute(const std::function<bool()>& yield) {
     record(script.actions[k], reward, k + 1 < script.screens.size() && script.screens[k + 1]);
     if (const Outcome o = stop(kRecord); o != kPrepared) return o;
   }
-  phase = kFinished;
   return abandoned() ? kFailed : kPrepared;
 }
 

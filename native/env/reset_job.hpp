@@ -72,7 +72,7 @@ struct ResetJob {
   std::vector<ReplayFrame> replay;  // its first `replayed` frames (the others kept for reuse)
   size_t replayed = 0;
   // Where a run that yielded resumes (kCheck: from the start; the env sets it so for each fill).
-  enum Phase : int { kCheck, kEmulator, kReset, kRecord, kFinished };
+  enum Phase : int { kCheck, kEmulator, kReset, kRecord };
   Phase phase = kCheck;
   size_t scripted = 0;   // the script's actions played so far
   int record_start = 0;  // the spare's frame counter before its reset

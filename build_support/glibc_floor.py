@@ -21,6 +21,10 @@ from pathlib import Path
 LIBRARIES = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1")
 FLOOR = "2.28"  # ale-py 0.12.1's manylinux_2_28 wheels
 SHIMS = Path(__file__).with_name("glibc_floor_shims.cpp")
+# Weak references GCC's own files leave unresolved on purpose, none of them glibc's: crt's profiling
+# hook, libitm's transactional-memory entry points (static libstdc++ calls them only if loaded) and
+# the C++ runtime's __cxa_pure_virtual.
+_TOOLCHAIN_WEAK = re.compile(r"__gmon_start__$|__cxa_pure_virtual$|_ITM_\w+$|_ZGTt\w+$")
 _SYMBOL = re.compile(r"^\s*\d+:\s+[0-9a-f]+\s+(\d+)\s+(FUNC|OBJECT|IFUNC)\s+\S+\s+\S+\s+\d+\s+(\w+)@@?GLIBC_([\d.]+)")
 
 
@@ -102,13 +106,16 @@ def link_args(stubs: Path) -> list:
 
 def unversioned_imports(extension: Path) -> list:
     """The symbols the extension takes from elsewhere without a version, apart from Python's own and
-    weak ones: a glibc symbol newer than the floor (no stub defines it) would show up here."""
+    the toolchain's weak hooks: a glibc symbol newer than the floor (no stub defines it) shows up here,
+    weak or not (a weak one would bind, unversioned, to whatever the running glibc has)."""
     text = subprocess.run(["readelf", "--dyn-syms", "-W", str(extension)], capture_output=True, text=True,
                           check=True).stdout
     found = []
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) >= 8 and fields[6] == "UND" and fields[4] == "GLOBAL" and "@" not in fields[7]:
-            if not fields[7].startswith(("Py", "_Py")):
-                found.append(fields[7])
+        if len(fields) < 8 or fields[6] != "UND" or fields[4] not in ("GLOBAL", "WEAK") or "@" in fields[7]:
+            continue
+        if fields[7].startswith(("Py", "_Py")) or (fields[4] == "WEAK" and _TOOLCHAIN_WEAK.match(fields[7])):
+            continue
+        found.append(fields[7])
     return found

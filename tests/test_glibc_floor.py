@@ -208,6 +208,27 @@ def test_stubs_keep_the_default_version_the_floor_had():
     assert glibc_floor.version_key(chosen["memcpy"][0]) <= glibc_floor.version_key(glibc_floor.FLOOR)
 
 
+WEAK = r"""
+#include <pthread.h>
+#include <unistd.h>
+#pragma weak pthread_clockjoin_np
+#pragma weak pthread_cancel
+// Used where present, as code probing for a newer glibc's function does: 2.31's, and one 2.28 had
+// (getpid: a strong reference, which makes libc needed, as any extension's do).
+extern "C" int newer_join_present() {
+  return pthread_clockjoin_np != nullptr && pthread_cancel != nullptr && getpid() > 0;
+}
+"""
+
+
+def test_a_weak_reference_to_a_newer_symbol_is_named(floor_library, tmp_path):
+    # Weak or not, it binds to no version: on 2.28 it is absent, on 2.31+ it binds to whatever version is there.
+    (tmp_path / "weak.cpp").write_text(WEAK)
+    library = tmp_path / "weak.so"
+    subprocess.run(["g++", "-std=c++17", "-fPIC", "-shared", "-o", str(library), str(tmp_path / "weak.cpp"),
+                    *glibc_floor.link_args(floor_library.parent / "stubs")], check=True)
+    assert glibc_floor.unversioned_imports(library) == ["pthread_clockjoin_np"]
+
 def test_fstat_of_a_negative_fd_fails_with_ebadf(floor_library):
     # -100 is AT_FDCWD: newfstatat(-100, "", AT_EMPTY_PATH) would stat the current directory.
     fstat_errno = ctypes.CDLL(str(floor_library)).fstat_errno

@@ -13,8 +13,11 @@ defined in glibc_floor_shims.cpp instead).
 
 Only used by SB3_ALE_VEC_PORTABLE=1 on Linux (setup.py), with GCC or Clang."""
 
+import os
 import re
+import shlex
 import subprocess
+import sysconfig
 from pathlib import Path
 
 # glibc's libraries a C++ extension is linked against (the dynamic loader is found from libc.so).
@@ -73,9 +76,18 @@ def real_libc(cc: list) -> tuple:
     return Path(libc), Path(nonshared), Path(loader)
 
 
-def make_stubs(cc: list, out: Path, floor: str = FLOOR) -> Path:
-    """Stub libraries for `cc`'s target in `out`, named as the linker looks for them (libc.so is a
-    linker script, as glibc's own: the stub, the real libc_nonshared.a, the loader's stub)."""
+def compiler_command(compiler_so: list, cc: str | None = None) -> list:
+    """The C compiler's own words at the head of distutils' compile command (CC, then the flags): CC
+    split as a shell splits it (as distutils does), so `ccache gcc` or `clang --target=...` stays whole."""
+    words = shlex.split(cc if cc is not None else os.environ.get("CC") or sysconfig.get_config_var("CC") or "")
+    return words if words and list(compiler_so[:len(words)]) == words else list(compiler_so[:1])
+
+
+def make_stubs(cc: list | str, out: Path, floor: str = FLOOR) -> Path:
+    """Stub libraries for `cc`'s target in `out` (`cc` a command's words, or a command line), named as
+    the linker looks for them (libc.so is a linker script, as glibc's own: the stub, the real
+    libc_nonshared.a, the loader's stub)."""
+    cc = shlex.split(cc) if isinstance(cc, str) else list(cc)
     out.mkdir(parents=True, exist_ok=True)
     libc, nonshared, loader = real_libc(cc)
     targets = {name: libc.parent / name for name in LIBRARIES}

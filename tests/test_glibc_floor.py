@@ -229,6 +229,23 @@ def test_a_weak_reference_to_a_newer_symbol_is_named(floor_library, tmp_path):
                     *glibc_floor.link_args(floor_library.parent / "stubs")], check=True)
     assert glibc_floor.unversioned_imports(library) == ["pthread_clockjoin_np"]
 
+
+@pytest.mark.parametrize("launcher", ["env", "ccache"])
+def test_stubs_made_with_a_launcher_in_cc(launcher, tmp_path, monkeypatch):
+    # setup.py's compiler as distutils makes it from CC: the stubs' compiler is CC's two words, not the first.
+    if shutil.which(launcher) is None:
+        pytest.skip(f"{launcher} is not installed: a tool this machine lacks")
+    from setuptools._distutils import ccompiler, sysconfig as distutils_sysconfig
+    monkeypatch.setenv("CC", f"{launcher} gcc")
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "ccache"))
+    compiler = ccompiler.new_compiler()
+    distutils_sysconfig.customize_compiler(compiler)
+    command = glibc_floor.compiler_command(compiler.compiler_so)
+    assert command == [launcher, "gcc"]
+    stubs = glibc_floor.make_stubs(command, tmp_path / "stubs")
+    assert "sb3stub_0" in (stubs / "libc.so.6.c").read_text() and (stubs / "libc.so.6").is_file()
+    assert glibc_floor.make_stubs(f"{launcher} gcc", tmp_path / "again") == tmp_path / "again"  # a command line
+
 def test_fstat_of_a_negative_fd_fails_with_ebadf(floor_library):
     # -100 is AT_FDCWD: newfstatat(-100, "", AT_EMPTY_PATH) would stat the current directory.
     fstat_errno = ctypes.CDLL(str(floor_library)).fstat_errno

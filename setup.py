@@ -271,7 +271,8 @@ class BuildExt(build_ext):
         return portable() and sys.platform.startswith("linux")
 
     def glibc_floor_stubs(self, compiler) -> Path:
-        return glibc_floor.make_stubs(compiler.compiler_so[:1], Path(self.build_temp) / "glibc-floor")
+        command = glibc_floor.compiler_command(compiler.compiler_so)  # CC whole: "ccache gcc", not "ccache"
+        return glibc_floor.make_stubs(command, Path(self.build_temp) / "glibc-floor")
 
     def build_extensions(self) -> None:
         # run() adds -lale_core from build_clib's folder, which a cache hit leaves empty.

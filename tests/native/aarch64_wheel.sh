@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # An AArch64 wheel of sb3-ale-vec tested under qemu-user on this x86-64 machine:
-#   WHEEL=dist/sb3_ale_vec-...-cp311-cp311-manylinux_2_28_aarch64.whl bash tests/native/aarch64_wheel.sh [ARM64_PYTHON_DIR] [PYTEST_ARGS...]
+#   WHEEL=dist/sb3_ale_vec-...-cp311-cp311-manylinux_2_28_aarch64.whl \
+#     bash tests/native/aarch64_wheel.sh [ARM64_PYTHON_DIR] [PYTEST_ARGS...]
 # The wheel comes from `python tools/wheels.py --target linux-aarch64 --python 3.11` (cross-compiled,
-# tagged by auditwheel); without WHEEL this script builds it so. ARM64_PYTHON_DIR (default
-# /work/arm64py) holds an aarch64 CPython run by qemu: DIR/python, with Debian's arm64 python in
-# DIR/root and aarch64 wheels of numpy, ale-py 0.12.1 and gymnasium in DIR/site (what
-# /work/shared/tools/arm64-python.sh makes for 3.11, tests/native/arm64_python313.sh for 3.13).
+# tagged by auditwheel); without WHEEL this script builds it so. ARM64_PYTHON_DIR holds an aarch64
+# CPython run by qemu: DIR/python, with Debian's arm64 python in DIR/root and aarch64 wheels of numpy,
+# ale-py and gymnasium in DIR/site, as tools/arm64_python.sh makes them; by default the one that
+# script makes in the project's cache for the wheel's CPython (3.11 without WHEEL), made first if missing.
 # 1. pytest, OpenCV and their needs for aarch64 into DIR/site-extra (once);
 # 2. `auditwheel -v show` must list no libz (zlib is linked in);
 # 3. the wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for frame with
@@ -15,9 +16,15 @@
 # Needs qemu-user-static (as cross_aarch64.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-D=$(realpath -m "${1:-/work/arm64py}")
-shift || true
-[ -x "$D/python" ] || { echo "aarch64_wheel.sh: no aarch64 Python in $D (see the header of $0)"; exit 1; }
+if [ -n "${1:-}" ]; then
+  D=$(realpath -m "$1")
+  shift
+else
+  v=$(basename "${WHEEL:-cp311}" | sed -n 's/.*cp3\([0-9]*\).*/3.\1/p' | head -n 1)
+  D=${SB3_ALE_VEC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sb3-ale-vec}/arm64-python/${v:-3.11}
+  bash "$root/tools/arm64_python.sh" "${v:-3.11}" "$D"
+fi
+[ -x "$D/python" ] || { echo "aarch64_wheel.sh: no aarch64 Python in $D (tools/arm64_python.sh makes one)"; exit 1; }
 pyver=$("$D/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 out=$root/build/aarch64-wheel-$pyver
 mkdir -p "$out"
@@ -76,7 +83,8 @@ from sb3_ale_vec import _testing
 from test_ale_vector import run, SAME  # the suite's comparison: obs, rewards, ends, infos, final obs
 
 assert "site-sb3" in sb3_ale_vec.__file__, sb3_ale_vec.__file__
-print(f"   {platform.machine()}, sb3_ale_vec from {sb3_ale_vec.__file__}, level {_testing._isa()} (CPU: {_testing._cpu_isa()})")
+print(f"   {platform.machine()}, sb3_ale_vec from {sb3_ale_vec.__file__}, level {_testing._isa()}",
+      f"(CPU: {_testing._cpu_isa()})")
 cases = [("breakout", 200, {}), ("pong", 200, {"max_num_frames_per_episode": 400}),
          ("space_invaders", 200, {"autoreset_mode": SAME, "max_num_frames_per_episode": 400}),
          ("breakout", 120, {"grayscale": False, "img_height": 64, "img_width": 48})]
@@ -105,7 +113,9 @@ else:
 done
 
 args=()  # paths of the checkout (tests/test_x.py) made absolute: pytest runs from $out
-for a in "${@:-tests/test_native_units.py}"; do if [ -e "$root/$a" ]; then args+=("$root/$a"); else args+=("$a"); fi; done
+for a in "${@:-tests/test_native_units.py}"; do
+  if [ -e "$root/$a" ]; then args+=("$root/$a"); else args+=("$a"); fi
+done
 echo "== pytest under qemu: ${args[*]}"
 t=$SECONDS
 "$D/python" -m pytest -q -p no:cacheprovider --rootdir "$root" -c "$root/pyproject.toml" \

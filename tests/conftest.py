@@ -103,9 +103,18 @@ def pytest_xdist_node_collection_finished(node, ids):
 SLOW_FILE = "\npytestmark = pytest.mark.slow"
 
 
+# A wheel's checks (`pytest -m wheel tests`) import only the files that mark a test `wheel`: the others need
+# packages (Ray, SB3, JAX) that an installed wheel's test venv lacks.
+WHEEL_MARK = "pytest.mark.wheel"
+
+
 def pytest_ignore_collect(collection_path, config):
-    if (config.getoption("markexpr", "") == "not slow" and collection_path.suffix == ".py"
-            and collection_path.name.startswith("test_") and SLOW_FILE in collection_path.read_text()):
+    if not (collection_path.suffix == ".py" and collection_path.name.startswith("test_")):
+        return None
+    markexpr = config.getoption("markexpr", "")
+    if markexpr == "not slow" and SLOW_FILE in collection_path.read_text():
+        return True
+    if markexpr == "wheel" and WHEEL_MARK not in collection_path.read_text():
         return True
     return None
 

@@ -71,6 +71,7 @@ def whole_run(suite_dir) -> tuple[int, str, dict[str, str]]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # whichever test comes first runs the suite
+@pytest.mark.wheel
 def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir, whole_run):
     text = (suite_dir / SUITE).read_text()
     assert "gym.make_vec(" in text and "ale_py" in text
@@ -82,6 +83,7 @@ def test_the_suite_is_ale_pys_own_and_unchanged(suite_dir, whole_run):
 # ale.reset's checks), named on their own so that a failure names them.
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
+@pytest.mark.wheel
 def test_the_suites_reset_mask_and_error_cases_pass(whole_run):
     _, output, outcomes = whole_run
     cases = {case: outcome for case, outcome in outcomes.items()
@@ -92,6 +94,7 @@ def test_the_suites_reset_mask_and_error_cases_pass(whole_run):
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
+@pytest.mark.wheel
 def test_ale_pys_whole_vector_suite_passes(whole_run):
     code, output, outcomes = whole_run
     found = counts(output)

@@ -70,6 +70,7 @@ def run(game, steps, num_envs=3, seed=5, reset_mask_every=0, **kwargs):
         ours.close()
 
 
+@pytest.mark.wheel
 def test_constructor_is_ale_pys():
     """ale-py's parameters, in its order, and one keyword of ours after them (any call of ale-py's works)."""
     ours, ref = inspect.signature(AtariVectorEnv.__init__), inspect.signature(Reference.__init__)
@@ -84,6 +85,7 @@ GAMES = ["breakout", "pong", "ms_pacman", "qbert", "seaquest", "space_invaders"]
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.slow
+@pytest.mark.wheel
 def test_defaults_equal_ale_py(game, mode):
     run(game, 1000 if game == "pong" else 500, autoreset_mode=mode)  # a Pong game takes ~850 random steps
 
@@ -101,6 +103,7 @@ def test_defaults_equal_ale_py(game, mode):
 ])
 @pytest.mark.parametrize("game", ["breakout", "space_invaders"])
 @pytest.mark.slow
+@pytest.mark.wheel
 def test_settings_equal_ale_py(game, settings):
     run(game, 400, **settings)
 
@@ -122,12 +125,14 @@ def test_partial_resets_with_seeds_equal_ale_py(mode):
 
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
+@pytest.mark.wheel
 def test_continuous_actions_equal_ale_py():
     run("pong", 300, continuous=True, max_num_frames_per_episode=600)
 
 
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.wheel
 def test_batched_one_thread_equals_ale_py(mode):
     # One worker each: both run the queued envs in the order they were sent, so batches match.
     run("breakout", 300, num_envs=5, batch_size=2, num_threads=1, autoreset_mode=mode, max_num_frames_per_episode=200)

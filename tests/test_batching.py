@@ -76,6 +76,7 @@ def assert_same(sync: dict[int, list], batched: dict[int, list]) -> None:
        threads=st.sampled_from([1, 2]), num_envs=st.integers(2, 5), data=st.data(),
        seed=st.integers(0, 2**20), limit=st.integers(120, 400))
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.wheel
 def test_a_batched_run_equals_the_synchronous_run_env_by_env(front_end, mode, threads, num_envs, data, seed, limit):
     batch_size = data.draw(st.integers(1, num_envs - 1), label="batch_size")
     actions = np.random.default_rng(seed).integers(0, 4, (num_envs, 60))
@@ -94,6 +95,7 @@ def test_a_batched_run_equals_the_synchronous_run_env_by_env(front_end, mode, th
 @pytest.mark.parametrize("front_end", ["gymnasium", "ale"])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.wheel
 def test_episodes_end_by_termination_and_by_truncation_in_a_batched_run(front_end, mode):
     # One fixed case that surely reaches both kinds of ends (the property test draws its own).
     actions = np.random.default_rng(7).integers(0, 4, (4, 150))

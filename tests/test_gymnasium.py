@@ -94,12 +94,14 @@ GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert"]
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.slow
+@pytest.mark.wheel
 def test_default_preset_equals_gymnasium(game, mode):
     run([game] * 3, mode, 700)
 
 
 @pytest.mark.parametrize("game", ["breakout", "space_invaders", "qbert"])
 @pytest.mark.slow
+@pytest.mark.wheel
 def test_terminal_on_life_loss(game):
     assert run([game] * 3, SAME, 600, terminal_on_life_loss=True) > 0
 
@@ -119,12 +121,14 @@ def test_short_episodes_end_in_truncation(mode):
     {"full_action_space": True},
 ])
 @pytest.mark.slow
+@pytest.mark.wheel
 def test_settings(settings):
     run(["ms_pacman"] * 2, SAME, 400, **settings)
 
 
 @pytest.mark.parametrize("game", ["pong", "breakout"])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.wheel
 def test_continuous_actions_and_paddle_strength(game):
     # AtariPreprocessing's no-ops call step(0), which a continuous AtariEnv refuses: noop_max=0.
     run([game] * 3, NEXT, 500, continuous=True, noop_max=0)
@@ -137,18 +141,21 @@ def test_reset_mask_resets_only_the_masked_envs():
 
 
 @pytest.mark.slow
+@pytest.mark.wheel
 def test_multi_game_batch_equals_one_reference_env_per_game():
     run(["breakout", "pong", "ms_pacman"], SAME, 500, full_action_space=True)
 
 
 @pytest.mark.parametrize("game", TALL_SAMPLE)
 @pytest.mark.slow  # the ROMs with screens of 214 to 250 rows: about 2 s each
+@pytest.mark.wheel
 def test_taller_screens_equal_gymnasium(game):
     assert run([game] * 2, SAME, 300, max_num_frames_per_episode=600) > 0
 
 
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
+@pytest.mark.wheel
 def test_a_batch_of_mixed_screen_heights_equals_one_reference_env_per_game():
     # Pong's 210 rows and Pooyan's 220 in one engine (one resize per height); render() gives each env
     # its own screen, as SyncVectorEnv's tuple of AtariEnv.render()s.
@@ -171,6 +178,7 @@ def test_different_action_sets_need_the_full_action_space():
 
 @pytest.mark.tsan
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.wheel
 def test_batched_recv_returns_the_first_envs_to_finish_and_equals_a_synchronous_run():
     n, batch = 6, 2
     per_env_actions = np.random.default_rng(3).integers(0, 4, (n, 4000))

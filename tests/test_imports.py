@@ -30,6 +30,7 @@ def modules_after(code: str) -> dict[str, bool]:
     "import sb3_ale_vec.distributed.shard",
 ])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.wheel
 def test_the_gymnasium_ale_and_ray_paths_import_neither_torch_nor_sb3(code):
     assert modules_after(code) == {m: False for m in HEAVY}
 
@@ -48,10 +49,12 @@ def test_sb3_users_get_sb3_on_first_use():
     assert modules_after("from sb3_ale_vec import AleNativeVecEnv") == {m: True for m in HEAVY}
 
 
+@pytest.mark.wheel
 def test_one_version():
     assert sb3_ale_vec.__version__ == version("sb3-ale-vec")
 
 
+@pytest.mark.wheel
 def test_the_engine_exports_nothing_of_ales_core():
     # ALE's core is linked in with its symbols hidden, so it never binds to ale-py's own ALE.
     import shutil
@@ -67,6 +70,7 @@ def test_the_engine_exports_nothing_of_ales_core():
 
 
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
+@pytest.mark.wheel
 def test_ale_pys_own_ale_and_this_engine_in_one_process():
     # ale-py's ALEInterface plays the same frames before and after this engine ran in the process,
     # and the engine's results equal ale-py's own vector env, built beside it.

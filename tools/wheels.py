@@ -4,9 +4,11 @@
     --target T --python V  one or more of each (repeatable): linux-x86_64, linux-aarch64, macos-arm64,
                            windows-amd64; 3.10, 3.11, 3.12, 3.13
     --test                 check what can be run here: the x86-64 wheels installed in fresh venvs with no
-                           compiler and their tests run; AArch64 under qemu where an aarch64 CPython of
-                           that version is at $ARM64_PYTHON (../shared/tools/arm64-python.sh makes 3.11);
+                           compiler and the tests [tool.cibuildwheel]'s test-command runs (those marked
+                           `wheel`) run; AArch64 under qemu with an aarch64 CPython of that version
+                           (tools/arm64_python.sh makes 3.11, 3.13 and 3.14 into the cache on first use);
                            macOS and Windows wheels only inspected (nothing here runs them)
+    --check WHEEL          inspect and check wheels built before, as --test does (repeatable; no build)
     --docs                 rewrite docs/building.md's table of wheels from what this run built and checked
 
 Linux wheels are built with SB3_ALE_VEC_PORTABLE=1 (glibc's symbols at its floor, libstdc++ and zlib
@@ -35,6 +37,8 @@ WORK = ROOT / "build" / "wheels"
 DIST = ROOT / "dist"
 TARGETS = ("linux-x86_64", "linux-aarch64", "macos-arm64", "windows-amd64")
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+PLATFORM_TAGS = {"linux-x86_64": "_x86_64", "linux-aarch64": "_aarch64", "macos-arm64": "macosx_",
+                 "windows-amd64": "win_amd64"}
 TABLE_BEGIN, TABLE_END = "<!-- wheels: tools/wheels.py --docs -->", "<!-- /wheels -->"
 started = time.monotonic()
 
@@ -125,6 +129,23 @@ def build(target: str, version: str, src: Path) -> Path:
     return cross_wheel.build_cross_wheel(target, version, DIST)
 
 
+def check(wheels: list) -> int:
+    """--check: each wheel's target and CPython read from its file name; 1 if any check failed."""
+    rows = []
+    for wheel in wheels:
+        tag = wheel.name[:-4].split("-", 4)[4]
+        target = next(t for t, part in PLATFORM_TAGS.items() if part in tag)
+        version = re.search(r"-cp3(\d+)-", wheel.name).group(1)
+        say(f"{wheel.name}: checking")
+        row = wheel_checks.inspect(target, wheel.resolve())
+        WORK.mkdir(parents=True, exist_ok=True)
+        row["checked"] = wheel_checks.test(target, f"3.{version}", wheel.resolve(), WORK)
+        say(f"{wheel.name}: {row['checked']}")
+        rows.append(row)
+    print(wheel_checks.table(rows))
+    return int(any("FAILED" in r["checked"] for r in rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true")
@@ -132,7 +153,10 @@ def main() -> None:
     parser.add_argument("--python", action="append", choices=PYTHONS)
     parser.add_argument("--test", action="store_true")
     parser.add_argument("--docs", action="store_true")
+    parser.add_argument("--check", action="append", type=Path, default=[], metavar="WHEEL")
     args = parser.parse_args()
+    if args.check:
+        sys.exit(check(args.check))
     targets = TARGETS if args.all else tuple(args.target or ())
     pythons = PYTHONS if args.all else tuple(args.python or ())
     if not targets or not pythons:
@@ -157,6 +181,7 @@ def main() -> None:
     print(table)
     if args.docs:
         wheel_checks.write_docs(ROOT / "docs" / "building.md", table, TABLE_BEGIN, TABLE_END)
+    sys.exit(int(any("FAILED" in r["checked"] for r in rows)))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 // build links (GCC: libstdc++; clang_libcxx.sh: libc++; MSVC's STL where built with MSVC) against its
 // std::uniform_int_distribution<int>, draw for draw and engine state for engine state, on many seeds
 // and ranges and on mt19937s of 32- and 64-bit result_type (uint_fast32_t is one or the other by
-// platform); all three reimplementations against fixed draws.
+// platform); all three reimplementations against fixed draws, and those against the real library.
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -200,16 +200,46 @@ TEST(uniform_int_each_library_draws_its_pinned_values) {
   CHECK(sb3ale::draw_msvc(wide, INT_MIN, INT_MAX) == 398764591);
 }
 
-TEST(uniform_int_ale_py_draws_as_its_wheel_for_this_platform) {
-#if defined(_WIN32)
-  const auto expected = kOursMsvc;
-#elif defined(__APPLE__)
-  const auto expected = kOursLibcxx;
+// The pinned rows against the real library this build links: what the other libraries' builds trust.
+TEST(uniform_int_pinned_draws_are_this_librarys) {
+  const auto library = [](auto& engine, int a, int b) { return std::uniform_int_distribution<int>(a, b)(engine); };
+#if defined(_LIBCPP_VERSION)
+  check_pinned<std::mt19937>("libc++ itself", kLibcxx, library);
+#elif defined(__GLIBCXX__) && _GLIBCXX_RELEASE >= 11
+  check_pinned<std::mt19937>("libstdc++ itself", kLibstdcxx, library);
+#elif defined(_MSVC_STL_VERSION)
+  check_pinned<std::mt19937>("MSVC's STL itself", kMsvc, library);
 #else
-  const auto expected = kOursLibstdcxx;
+  std::printf("     skipped: this library is none of the three (libstdc++ before GCC 11 divides instead)\n");
 #endif
-  for (uint32_t seed : seeds()) {
-    std::mt19937 ours(seed), reference(seed);
-    for (int i = 0; i < 8; ++i) CHECK(sb3ale::draw_as_ale_py(ours, 0, 29) == expected(reference, 0, 29));
-  }
+}
+
+// ale-py's wheel draws with its platform's library: held to that library's pinned draws, and to the
+// library itself where this build links it (a reimplementation is never its own reference).
+TEST(uniform_int_ale_py_draws_as_its_wheel_for_this_platform) {
+  const auto ale_py = [](auto& engine, int a, int b) { return sb3ale::draw_as_ale_py(engine, a, b); };
+#if defined(_WIN32)
+  const std::vector<Pinned>& pinned = kMsvc;
+#if defined(_MSVC_STL_VERSION)
+  constexpr bool kLinksIt = true;
+#else
+  constexpr bool kLinksIt = false;  // MinGW's libstdc++
+#endif
+#elif defined(__APPLE__)
+  const std::vector<Pinned>& pinned = kLibcxx;
+#if defined(_LIBCPP_VERSION)
+  constexpr bool kLinksIt = true;
+#else
+  constexpr bool kLinksIt = false;
+#endif
+#else
+  const std::vector<Pinned>& pinned = kLibstdcxx;
+#if defined(__GLIBCXX__) && _GLIBCXX_RELEASE >= 11
+  constexpr bool kLinksIt = true;
+#else
+  constexpr bool kLinksIt = false;  // clang_libcxx.sh's build, or libstdc++ before GCC 11
+#endif
+#endif
+  check_pinned<std::mt19937>("draw_as_ale_py", pinned, ale_py);
+  if (kLinksIt) compare_with_library<std::mt19937>("draw_as_ale_py vs this platform's library", "std::mt19937", ale_py);
 }

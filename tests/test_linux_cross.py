@@ -39,7 +39,6 @@ def test_target_pyconfig_is_debians_aarch64_pyconfig():
              for target in sorted(Path("/usr/include", linux_cross.TRIPLET).glob("python3.*/pyconfig.h"))]
     pairs = [(host, target) for host, target in pairs if host.is_file()]
     if not pairs:
-        pytest.skip("no Debian pyconfig.h for both x86-64 and aarch64 (libpython3.11-dev and libpython3.11-dev:arm64):"
-                    " a file this machine lacks")
+        pytest.skip("Debian's pyconfig.h for x86-64 and aarch64 (libpython3.11-dev, :arm64): a file this machine lacks")
     for host, target in pairs:
         assert linux_cross.target_pyconfig(host.read_text()).splitlines() == target.read_text().splitlines(), target

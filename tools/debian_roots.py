@@ -1,0 +1,201 @@
+"""The Linux x86-64 wheels run on the oldest and newest glibc Debian's archive serves here:
+python tools/debian_roots.py [--roots bullseye,sid] [--wheels DIR] [--cache DIR] [--docs]
+
+    --roots    which roots (tools/debian_root_setup.py): bullseye (Debian 11, glibc 2.31, libpthread and
+               libdl still apart from libc; CPython 3.11 built inside from bookworm's source package) and
+               sid (glibc 2.43; Debian's CPython 3.13 and 3.14, and this machine's pyenv CPythons of the
+               other versions copied in: --no-host-pythons leaves them out)
+    --wheels   the folder of wheels (default dist/, where tools/wheels.py writes them); each
+               *manylinux*_x86_64.whl runs in every root that has a CPython of its version
+    --cache    where the roots are kept (default ~/.cache/sb3-ale-vec; the roots under roots/)
+    --docs     rewrite docs/building.md's table of where the wheels ran from this run
+
+Needs root (debootstrap, chroot, mount) and debootstrap (apt-get install debootstrap). Each run, per wheel
+and CPython: a fresh venv inside the root, the wheel installed with pip from PyPI's binaries only (numpy,
+Gymnasium and ale-py's own wheel beside it) while the root has no compiler (checked; CC=false CXX=false
+too), and tools/wheel_checks.py's selection of the suite run outside the source tree, which compares
+frames with ale-py's AtariVectorEnv. Making the roots takes minutes (bullseye's CPython build most of
+it); they are cached, so a second run only installs and tests."""
+
+import argparse
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tools")]
+import debian_root_setup as setup  # noqa: E402
+import wheel_checks  # noqa: E402  (which tests a wheel runs, and the docs' table writer)
+
+TABLE_BEGIN, TABLE_END = "<!-- roots: tools/debian_roots.py --docs -->", "<!-- /roots -->"
+TEST_SOURCES = ("tests", "build_support", "pyproject.toml")  # what the checks need beside the wheel
+
+
+def wheel_python(wheel: Path) -> str:
+    """cp311 -> 3.11."""
+    tag = wheel.name.split("-")[2]
+    return f"{tag[2]}.{tag[3:]}"
+
+
+def host_pythons(versions: set) -> dict:
+    """This machine's pyenv CPythons of those versions: version -> its folder."""
+    found = {}
+    for version in sorted(versions):
+        folders = sorted((Path.home() / ".pyenv" / "versions").glob(f"{version}.*"),
+                         key=lambda p: tuple(int(x) for x in p.name.split(".") if x.isdigit()))
+        if folders:
+            found[version] = folders[-1]
+    return found
+
+
+def copy_host_python(root: Path, folder: Path) -> str:
+    """pyenv's CPython copied into the root at the same path (its prefix is compiled in)."""
+    inside = root / folder.relative_to("/")
+    if not (inside / "bin" / "python").exists():
+        setup.say(f"{root.name}: copying this machine's CPython {folder.name} in")
+        shutil.rmtree(inside, ignore_errors=True)
+        shutil.copytree(folder, inside, symlinks=True)
+    return f"{folder}/bin/python{folder.name.rsplit('.', 1)[0]}"
+
+
+def links(wheel: Path) -> dict:
+    """Per extension (named without its CPython tag): the libraries it needs and each versioned symbol it
+    imports (symbol@version, the version's library). Python's own symbols are unversioned: left out."""
+    found = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in wheel_checks.binaries(wheel, Path(tmp)):
+            text = subprocess.run(["readelf", "-d", "-V", "--dyn-syms", "-W", str(path)], capture_output=True,
+                                  text=True, check=True).stdout
+            needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", text))
+            versions, library = set(), None
+            for line in text.split("Version needs section", 1)[-1].splitlines():
+                if m := re.search(r"File: (\S+)", line):
+                    library = m.group(1)
+                elif m := re.search(r"Name: (\S+)", line):
+                    versions.add(f"{m.group(1)} ({library})")
+            symbols = {w[7] for w in (line.split() for line in text.splitlines())
+                       if len(w) >= 8 and w[6] == "UND" and "@" in w[7]}
+            found[path.name.split(".")[0]] = {"needed": needed, "versions": versions, "symbols": symbols}
+    return found
+
+
+def links_as(wheel: Path, ran: list) -> str:
+    """Whether the wheel needs exactly what a wheel that ran in the root needs; '' if none matches."""
+    mine = links(wheel)
+    for other in ran:
+        if links(other) == mine:
+            count = sum(len(m["symbols"]) for m in mine.values())
+            return f"links as {other.name.split('-')[2]}'s, which ran there ({count} versioned imports, same)"
+    return ""
+
+
+def counts(text: str) -> dict:
+    lines = [line for line in text.splitlines() if re.search(r"\d+ (passed|failed|error)", line)]
+    summary = lines[-1] if lines else ""
+    found = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|deselected|errors?)", summary)}
+    return {"passed": found.get("passed", 0), "failed": found.get("failed", 0) + found.get("errors", 0)
+            + found.get("error", 0), "skipped": found.get("skipped", 0), "summary": summary.strip("= ")}
+
+
+def check(root: Path, wheel: Path, interpreter: str, requires: list, command: list, log: Path) -> dict:
+    """The wheel installed in a fresh venv inside the root, with no compiler, and its checks run."""
+    work = root / "tmp" / "wheel-checks"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "src").mkdir(parents=True)
+    shutil.copy(wheel, work / wheel.name)
+    for name in TEST_SOURCES:
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, work / "src" / name)
+    compilers = setup.chroot(root, f"for c in {' '.join(setup.COMPILERS)}; do command -v $c || true; done").stdout
+    if compilers.strip():
+        sys.exit(f"{root.name} has a compiler ({compilers.split()}): the wheel must install without one")
+    env = {"CC": "false", "CXX": "false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    venv = "/tmp/wheel-checks/venv"
+    setup.chroot(root, f"{interpreter} -m venv {venv} && {venv}/bin/python -m pip install -q --upgrade pip && "
+                       f"{venv}/bin/python -m pip install -q --only-binary :all: /tmp/wheel-checks/{wheel.name} "
+                       f"{shlex.join(requires)}", log, env)
+    versions = setup.chroot(root, f"{venv}/bin/python -m pip list --format=freeze | "
+                                  "grep -iE '^(ale-py|numpy|gymnasium|sb3-ale-vec)=='", env=env).stdout.split()
+    begun = time.monotonic()
+    done = setup.chroot(root, f"cd /tmp/wheel-checks/src && {venv}/bin/python {shlex.join(command)}", log, env,
+                        check=False)
+    result = counts(log.read_text().rsplit("\n$ ", 1)[-1])
+    result.update(seconds=round(time.monotonic() - begun), rc=done.returncode, versions=versions)
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def table(rows: list) -> str:
+    head = ("| wheel | size | tag | root (glibc) | CPython | passed | failed | skipped |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    return head + "".join(f"| `{r['file']}` | {r['size_kib']:,} KiB | {r['tag']} | {r['root']} ({r['glibc']}) | "
+                          f"{r['python']} | {r['passed']} | {r['failed']} | {r['skipped']} |\n" for r in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--roots", default="bullseye,sid")
+    parser.add_argument("--wheels", type=Path, default=ROOT / "dist")
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--no-host-pythons", action="store_true")
+    parser.add_argument("--docs", action="store_true")
+    args = parser.parse_args()
+    names = [n for n in args.roots.split(",") if n]
+    if unknown := set(names) - set(setup.ROOTS):
+        parser.error(f"unknown roots {sorted(unknown)}; known: {sorted(setup.ROOTS)}")
+    wheels = sorted(args.wheels.glob("*manylinux*_x86_64.whl"))
+    if not wheels:
+        sys.exit(f"no *manylinux*_x86_64.whl in {args.wheels} (python tools/wheels.py --target linux-x86_64 ...)")
+    requires, command = wheel_checks.wheel_tests()  # the one list every wheel is checked by
+    setup.say(f"{len(wheels)} wheels, roots {', '.join(names)}; checks: python {shlex.join(command)}")
+    rows = []
+    for name in names:
+        root = setup.make_root(name, "amd64", args.cache)
+        pythons = dict(setup.ROOTS[name]["pythons"])
+        with setup.mounted(root):
+            if name == "sid" and not args.no_host_pythons:  # a newer glibc runs what this machine's built
+                wanted = {wheel_python(w) for w in wheels} - set(pythons)
+                pythons.update({v: copy_host_python(root, f) for v, f in host_pythons(wanted).items()})
+            glibc = setup.glibc_version(root)
+            ran, absent = [], []
+            for wheel in wheels:
+                version = wheel_python(wheel)
+                if version not in pythons:
+                    absent.append(wheel)
+                    continue
+                full = setup.python_version(root, pythons[version])
+                log = root.parent / f"{name}-checks-{wheel.stem}.log"
+                log.write_text("")
+                setup.say(f"{name} (glibc {glibc}), CPython {full}: {wheel.name} (log: {log})")
+                result = check(root, wheel, pythons[version], requires, command, log)
+                setup.say(f"  {result['summary'] or 'no pytest summary'} ({result['seconds']} s); "
+                          f"{' '.join(result['versions'])}")
+                tag = wheel.name[:-4].split("-", 4)[4]
+                origin = " (this machine's)" if pythons[version].startswith(str(Path.home())) else ""
+                rows.append({"file": wheel.name, "size_kib": wheel.stat().st_size // 1024, "tag": tag,
+                             "root": f"Debian {name}", "glibc": glibc, "python": full + origin, **result})
+                if not (result["failed"] or result["rc"]):
+                    ran.append(wheel)
+            for wheel in absent:  # no CPython of its version there: its link compared with those that ran
+                same = links_as(wheel, ran)
+                setup.say(f"{name}: no CPython {wheel_python(wheel)}, {wheel.name} not run; "
+                          f"{same or 'links unlike every wheel that ran there'}")
+                rows.append({"file": wheel.name, "size_kib": wheel.stat().st_size // 1024,
+                             "tag": wheel.name[:-4].split("-", 4)[4], "root": f"Debian {name}", "glibc": glibc,
+                             "python": f"none ({same or 'links unlike those that ran'})", "passed": "-",
+                             "failed": "-" if same else "link", "skipped": "-", "rc": 0 if same else 1})
+    text = table(rows)
+    print(text)
+    (setup.cache_dir(args.cache) / "roots" / "matrix.md").write_text(text)
+    if args.docs:
+        wheel_checks.write_docs(ROOT / "docs" / "building.md", text, TABLE_BEGIN, TABLE_END)
+    if any(r["rc"] or r["failed"] not in (0, "-") for r in rows):
+        sys.exit("some checks failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,7 @@
 """pytest setup: helpers.py (next to this file) is importable from every test module."""
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -82,6 +83,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_ray(item):
             item.add_marker(pytest.mark.xdist_group("ray"))
+    # The quick tier (`-m "not slow"`) must never run a deep test: the deep tier is within the slow one.
+    shallow = [item.nodeid for item in items if item.get_closest_marker("deep") and not item.get_closest_marker("slow")]
+    if shallow:
+        raise pytest.UsageError(f"marked deep but not slow (the quick tier would run it): {shallow[0]}")
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller, on a worker's collected ids
@@ -100,21 +105,24 @@ def pytest_xdist_node_collection_finished(node, ids):
 # The quick tier (`pytest -m "not slow"`, its budget 30 s on 2 cores) does not import the files whose every
 # test is slow (each says so: a module-level `pytestmark = pytest.mark.slow`): their imports (Ray, SB3's
 # algorithms, the test modules they import) cost seconds of collection for no test.
-SLOW_FILE = "\npytestmark = pytest.mark.slow"
+SLOW_FILE = re.compile(r"^pytestmark = \[?pytest\.mark\.slow\b", re.M)  # deep files: [slow, deep]
 
 
 # A wheel's checks (`pytest -m wheel tests`) import only the files that mark a test `wheel`: the others need
 # packages (Ray, SB3, JAX) that an installed wheel's test venv lacks.
 WHEEL_MARK = "pytest.mark.wheel"
+DEEP_MARK = "pytest.mark.deep"
 
 
 def pytest_ignore_collect(collection_path, config):
     if not (collection_path.suffix == ".py" and collection_path.name.startswith("test_")):
         return None
     markexpr = config.getoption("markexpr", "")
-    if markexpr == "not slow" and SLOW_FILE in collection_path.read_text():
+    if markexpr == "not slow" and SLOW_FILE.search(collection_path.read_text()):
         return True
     if markexpr == "wheel" and WHEEL_MARK not in collection_path.read_text():
+        return True
+    if markexpr == "deep" and DEEP_MARK not in collection_path.read_text():  # `bash .ci/deep`: its files alone
         return True
     return None
 

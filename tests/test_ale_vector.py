@@ -82,8 +82,12 @@ def test_constructor_is_ale_pys():
 GAMES = ["breakout", "pong", "ms_pacman", "qbert", "seaquest", "space_invaders"]
 
 
+# Breakout and Pong in every run (the core tier), the other games in the deep tier (`bash .ci/deep`).
+CORE_GAMES = ("breakout", "pong")
+
+
 @pytest.mark.parametrize("mode", [NEXT, SAME])
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game", [g if g in CORE_GAMES else pytest.param(g, marks=pytest.mark.deep) for g in GAMES])
 @pytest.mark.slow
 @pytest.mark.wheel
 def test_defaults_equal_ale_py(game, mode):
@@ -104,6 +108,7 @@ def test_defaults_equal_ale_py(game, mode):
 @pytest.mark.parametrize("game", ["breakout", "space_invaders"])
 @pytest.mark.slow
 @pytest.mark.wheel
+@pytest.mark.deep  # the drop-in's option matrix
 def test_settings_equal_ale_py(game, settings):
     run(game, 400, **settings)
 
@@ -112,6 +117,7 @@ def test_settings_equal_ale_py(game, settings):
 @pytest.mark.parametrize("settings", [{}, {"grayscale": False, "img_height": 125, "img_width": 80}])
 @pytest.mark.parametrize("game", TALL)
 @pytest.mark.slow  # the ROMs with screens of 214 to 250 rows: about 1 s each
+@pytest.mark.deep  # every tall ROM: a sweep (core keeps a sample elsewhere)
 def test_taller_screens_equal_ale_py(game, settings):
     run(game, 300, num_envs=2, max_num_frames_per_episode=600, **settings)
 

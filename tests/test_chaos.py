@@ -212,5 +212,6 @@ def test_chaos_short(front):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("front", ["sb3", "gymnasium", "ale"])
+@pytest.mark.deep  # the short chaos runs stay in core
 def test_chaos_long(front):
     _chaos_then_equal_to_fresh(front, 3_400)  # 10,200 sequences over the three, and a quarter more closing

@@ -148,6 +148,7 @@ def test_fuzz_short():
 
 
 @pytest.mark.slow
+@pytest.mark.deep  # the short fuzz run stays in core
 def test_fuzz_long():
     seed = _seed()
     outcomes = fuzz(80, seed)  # an engine built and closed per sequence: about 0.3 s each

@@ -23,8 +23,12 @@ def _noop_max(game: str) -> int:
     return 30 if _engine.action_set(str(rom_path(game)), False)[0] == 0 else 0  # ALE's action 0: NOOP
 
 
+# Breakout and Pong in every run (the core tier), the other games in the deep tier (`bash .ci/deep`).
+CORE_GAMES = ("breakout", "pong")
+
+
 @pytest.mark.slow  # every ROM, both presets, one env each through a reset: about 1 s each
-@pytest.mark.parametrize("game", ROMS)
+@pytest.mark.parametrize("game", [g if g in CORE_GAMES else pytest.param(g, marks=pytest.mark.deep) for g in ROMS])
 def test_every_rom_on_the_sb3_and_gymnasium_presets(game):
     noop_max = _noop_max(game)
     try:

@@ -11,7 +11,7 @@ from stable_baselines3.common.monitor import load_results
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.deep]  # every example: the deep tier (`bash .ci/deep`)
 
 
 def _run(cmd, cwd=None):

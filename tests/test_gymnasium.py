@@ -91,8 +91,12 @@ def run(games, mode, steps, **kwargs):
 GAMES = ["breakout", "pong", "ms_pacman", "space_invaders", "qbert"]
 
 
+# Breakout and Pong in every run (the core tier), the other games in the deep tier (`bash .ci/deep`).
+CORE_GAMES = ("breakout", "pong")
+
+
 @pytest.mark.parametrize("mode", [NEXT, SAME])
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game", [g if g in CORE_GAMES else pytest.param(g, marks=pytest.mark.deep) for g in GAMES])
 @pytest.mark.slow
 @pytest.mark.wheel
 def test_default_preset_equals_gymnasium(game, mode):
@@ -122,6 +126,7 @@ def test_short_episodes_end_in_truncation(mode):
 ])
 @pytest.mark.slow
 @pytest.mark.wheel
+@pytest.mark.deep  # the option matrix
 def test_settings(settings):
     run(["ms_pacman"] * 2, SAME, 400, **settings)
 

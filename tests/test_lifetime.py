@@ -420,6 +420,7 @@ def _close_and_exit(front: str, *bare: str) -> tuple[float, float]:
 
 @pytest.mark.nosan  # timings of an instrumented build mean nothing
 @pytest.mark.parametrize("front", ["ale", "sb3"])  # the gymnasium front-end's engine is the ale one's
+@pytest.mark.deep  # a load soak; the fork and close tests stay in core
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_core):
     # Generous bounds (the targets are 50 ms and 0.5 s; docs/benchmarks.md has the figures): an
     # idle-priority thread gets no time here, so anything that waits for one takes seconds (0e65b12:

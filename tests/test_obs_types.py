@@ -63,6 +63,7 @@ def test_sb3_ram_space_is_make_vec_envs():
 @pytest.mark.parametrize("mode", [NEXT, SAME])
 @pytest.mark.parametrize("settings", [{}, {"frameskip": 1, "repeat_action_probability": 0.0},
                                       {"frameskip": 3, "repeat_action_probability": 0.5}])
+@pytest.mark.deep  # the RAM option matrix
 def test_ram_observations_equal_sync_vector_env_of_v5(game, mode, settings):
     frames = 70 * settings.get("frameskip", 4)  # games cut off every 70 steps, between the masked resets
     ref, ours = gym_pair([game] * 3, "ram", mode, max_num_frames_per_episode=frames, **settings)

@@ -62,6 +62,7 @@ MATRIX = [(game, {**_row(bits), **({"channels_last": True} if (game, bits) in CH
 
 @pytest.mark.parametrize("game, settings", MATRIX, ids=[f"{g}-{b}" for g in GAMES for b in ROWS[g]])
 @pytest.mark.slow
+@pytest.mark.deep  # the full option matrix; the other parity tests of this front-end stay in core
 def test_options_pairwise(game, settings):
     # Two whole games in every env (a game over, the reset after it, and a game played through from
     # there), as long as that takes: 291 to 1,850 steps here; at most 2,500, where game overs under the
@@ -79,6 +80,7 @@ def test_options_pairwise(game, settings):
     ("space_invaders", {"terminal_on_life_loss": False, "max_frames": 300}),  # games cut off before the resets
 ])
 @pytest.mark.slow
+@pytest.mark.deep  # part of the option matrix
 def test_reset_mid_run(game, settings):
     stats = _run(game, 1500, compare_kwargs={"reset_every": 97}, **settings)
     assert stats.resets_mid_run > 0
@@ -89,6 +91,7 @@ def test_reset_mid_run(game, settings):
     ("ms_pacman", {"action_repeat_probability": 0.25}),  # SB3's StickyActionEnv
 ])
 @pytest.mark.slow
+@pytest.mark.deep  # part of the option matrix
 def test_sticky_actions(game, settings):
     _run(game, 1500, compare_kwargs={"until_episodes": 2}, **settings)
 
@@ -101,6 +104,7 @@ def test_sticky_actions(game, settings):
     ("seaquest", {"screen_size": 200}),  # wider than the screen: OpenCV's bilinear path
 ])
 @pytest.mark.slow
+@pytest.mark.deep  # part of the option matrix
 def test_frame_skip_and_screen_size(game, settings):
     _run(game, 800, **settings)
 

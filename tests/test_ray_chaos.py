@@ -16,7 +16,7 @@ from sb3_ale_vec import AleNativeVecEnv  # noqa: E402
 from sb3_ale_vec.distributed import RayAleVecEnv  # noqa: E402
 from sb3_ale_vec.distributed.faults import replacement_seeds  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.deep]  # Ray's chaos run: the deep tier (`bash .ci/deep`)
 
 OPTIONS = {"max_num_frames_per_episode": 600}
 SEED, SHARDS, ENVS = 21, 4, 8

@@ -79,6 +79,7 @@ def _placement_groups() -> int:
     return sum(pg["state"] != "REMOVED" for pg in ray.util.placement_group_table().values())
 
 
+@pytest.mark.deep  # injected faults: the deep tier beside the chaos run
 def test_an_env_failing_in_a_shard_gives_global_ids_and_keeps_every_other_result(cluster):
     ref, ours = _shared_pair(seed=1)
     rng = _warm(ref, ours)
@@ -99,6 +100,7 @@ def test_an_env_failing_in_a_shard_gives_global_ids_and_keeps_every_other_result
     ours.step(actions)
 
 
+@pytest.mark.deep  # injected faults: the deep tier beside the chaos run
 def test_an_exception_in_a_shard_fails_its_envs_only(cluster):
     ref, ours = _shared_pair(seed=2)
     rng = _warm(ref, ours)
@@ -114,6 +116,7 @@ def test_an_exception_in_a_shard_fails_its_envs_only(cluster):
     ours.step(actions)
 
 
+@pytest.mark.deep  # injected faults: the deep tier beside the chaos run
 def test_a_hung_shard_is_replaced_after_step_timeout(cluster):
     ref, ours = _shared_pair(seed=3)
     rng = _warm(ref, ours)
@@ -137,6 +140,7 @@ def test_a_hung_shard_is_replaced_after_step_timeout(cluster):
 
 
 @pytest.mark.parametrize("how", ["get_attr", "env_method", "get_images", "set_attr", "reset"])
+@pytest.mark.deep  # injected faults: the deep tier beside the chaos run
 def test_a_shard_lost_outside_a_step_is_replaced_there(cluster, how):
     ref, ours = _shared_pair(seed=4)
     rng = _warm(ref, ours)
@@ -167,6 +171,7 @@ def test_a_shard_lost_outside_a_step_is_replaced_there(cluster, how):
 
 
 @pytest.mark.parametrize("how", ["get_attr", "env_method"])
+@pytest.mark.deep  # injected faults: the deep tier beside the chaos run
 def test_a_shard_lost_between_step_async_and_step_wait_is_replaced_once(cluster, how):
     """Found lost by a call made while a step is in flight: replaced there, once; the step then
     returns that replacement's reset rows, and its envs go on from there."""
@@ -209,6 +214,7 @@ def test_shards_import_neither_sb3_nor_torch(cluster):
             False, False, True]
 
 
+@pytest.mark.deep  # injected faults: the deep tier beside the chaos run
 def test_lost_shards_are_replaced_together_with_reproducible_seeds(cluster):
     _close_shared()  # two envs of 3 shards each in turn, beside nothing
     runs = []

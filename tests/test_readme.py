@@ -33,6 +33,7 @@ def _marks(block: str) -> list:
 
 @pytest.mark.parametrize("block", [pytest.param(b, id=f"block{i}", marks=_marks(b)) for i, b in enumerate(BLOCKS)])
 @pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
+@pytest.mark.deep  # every example
 def test_a_readme_block_runs_as_written(block, tmp_path):
     if "jax" in block:
         pytest.importorskip("jax")

@@ -110,6 +110,7 @@ def _rss_kib() -> int:
 
 @pytest.mark.nosan
 @pytest.mark.slow
+@pytest.mark.deep  # a soak
 def test_many_engines_leak_no_threads_and_no_memory():
     def cycle():
         env = AleNativeVecEnv("breakout", 4, num_threads=2)
@@ -178,6 +179,7 @@ def test_calls_after_close_raise():
 
 @pytest.mark.tsan
 @pytest.mark.slow
+@pytest.mark.deep  # a soak
 def test_short_soak_keeps_memory_flat_and_results_equal_across_thread_counts():
     steps = os.environ.get("SB3_ALE_VEC_SOAK_STEPS", "6000")  # tests/sanitize.sh runs a shorter one
     result = subprocess.run([sys.executable, "-m", "sb3_ale_vec.bench.soak", "--steps", steps, "--reset-every", "1499",

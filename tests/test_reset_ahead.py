@@ -115,8 +115,12 @@ def _vetted(game: str, sticky: bool, mode: int = -1, difficulty: int = -1) -> bo
     return reset_table.vetted(game, mode, difficulty, sticky)
 
 
+# Breakout and Pong in every run (the core tier), the other games in the deep tier (`bash .ci/deep`).
+CORE_GAMES = ("breakout", "pong")
+
+
 @pytest.mark.slow  # every ROM ale-py runs: about 1 s each
-@pytest.mark.parametrize("game", ROMS)
+@pytest.mark.parametrize("game", [g if g in CORE_GAMES else pytest.param(g, marks=pytest.mark.deep) for g in ROMS])
 def test_every_rom_with_sticky_actions_equals_ale_py_and_swaps_where_allowed(game):
     # A 160-frame limit: an episode ends every 40 steps, so each env resets three times in 120 steps.
     kwargs = dict(repeat_action_probability=STICKY, max_num_frames_per_episode=160)
@@ -154,6 +158,7 @@ MODED = _moded()
 
 @pytest.mark.slow  # every ROM with a mode or difficulty besides its default: about 1 s each
 @pytest.mark.parametrize("game", MODED)
+@pytest.mark.deep  # every moded ROM: a sweep
 def test_non_default_modes_and_difficulties_equal_gymnasium(game):
     chosen = _modes(game)
     # 160 frames past the reset's own: an episode every 40 steps.
@@ -180,6 +185,7 @@ def test_non_default_modes_and_difficulties_equal_gymnasium(game):
 
 @pytest.mark.slow  # 1,200 steps of three games: about 20 s
 @pytest.mark.parametrize("game", ["pitfall2", "montezuma_revenge", "breakout"])  # pitfall2: a DPC cartridge
+@pytest.mark.deep  # long runs: a soak of sticky actions
 def test_long_episodes_with_sticky_actions_equal_ale_py(game):
     # 2,000 frames (500 steps) an episode: long play between the swaps, with its scores.
     taken = _against_ale_py(game, 1200, repeat_action_probability=STICKY, max_num_frames_per_episode=2000)

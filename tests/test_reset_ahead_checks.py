@@ -67,8 +67,12 @@ def _run(env, actions: np.ndarray, seed: int = 7):
         env.env.close()
 
 
+# Breakout and Pong in every run (the core tier), the other games in the deep tier (`bash .ci/deep`).
+CORE_GAMES = ("breakout", "pong")
+
+
 @pytest.mark.slow  # every ROM ale-py runs, twice: about 1 s each
-@pytest.mark.parametrize("game", ROMS)
+@pytest.mark.parametrize("game", [g if g in CORE_GAMES else pytest.param(g, marks=pytest.mark.deep) for g in ROMS])
 def test_every_rom_runs_alike_with_prepares_late_or_in_time(game):
     # Late: the idle threads are there and every prepare is queued, but none starts (held), so every
     # reset is made for real and every job reclaimed. Mixed: in time but for the episodes that end in

@@ -69,6 +69,7 @@ DRAWS = "with sticky actions its reset draws the environment RNG"  # the mode's 
 ])
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.parametrize("sticky", [False, True])
+@pytest.mark.deep  # the table re-derived: it changes with ALE, rarely
 def test_a_quick_probe_rederives_the_tables_rows(rom, mode, difficulty, off, on, sticky):
     why, expected = _quick(rom, mode, difficulty, sticky), on if sticky else off
     assert why.startswith(expected) and (why == "") == (expected == ""), why
@@ -101,6 +102,7 @@ FIRST_LOOK = dict(max_frames=1000, scoring_plays=0)
 
 
 @pytest.mark.slow  # 208 first looks: about 50 s
+@pytest.mark.deep  # every default key probed: a sweep
 def test_the_first_look_refuses_every_default_key_the_thorough_probe_refuses_and_for_the_same_reason():
     # The long and scoring plays found no refusal more: a key only they refuse would fail here (then
     # pin it as the case they matter for).

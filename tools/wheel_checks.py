@@ -103,7 +103,10 @@ def test_x86_64(version: str, wheel: Path, work: Path) -> str:
             (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, tests / name)
         begun = time.monotonic()
         done = subprocess.run([python, *command], cwd=tests, env=env, capture_output=True, text=True)
-        failed = "FAILED, " if done.returncode else ""
+        log = work / "logs" / f"check-{wheel.name}.log"  # each failure's name and traceback
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(done.stdout + done.stderr)
+        failed = f"FAILED ({log}), " if done.returncode else ""
         result = f"`pytest -m wheel`: {failed}{pytest_summary(done.stdout)} ({time.monotonic() - begun:.0f} s)"
         if sb3:  # SB3's VecEnv, whose package the test-command's venv lacks
             done = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",

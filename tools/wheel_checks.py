@@ -4,6 +4,7 @@ machine can run it, the wheel installed with no compiler and tested (x86-64 nati
 [tool.cibuildwheel]'s test-command runs; AArch64 under qemu); macOS's and Windows' wheels can only be
 inspected here."""
 
+import hashlib
 import os
 import re
 import shlex
@@ -103,7 +104,8 @@ def test_x86_64(version: str, wheel: Path, work: Path) -> str:
             (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, tests / name)
         begun = time.monotonic()
         done = subprocess.run([python, *command], cwd=tests, env=env, capture_output=True, text=True)
-        log = work / "logs" / f"check-{wheel.name}.log"  # each failure's name and traceback
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()[:12]  # two builds of one name: two logs
+        log = work / "logs" / f"check-{wheel.name[:-4]}-{digest}.log"  # each failure's name and traceback
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(done.stdout + done.stderr)
         failed = f"FAILED ({log}), " if done.returncode else ""

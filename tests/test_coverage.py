@@ -3,8 +3,10 @@
 The parity matrices against SB3's, Gymnasium's and ale-py's own pipelines are read from their tests'
 parametrizations (nothing here runs an env) into pairs: each ROM with each front-end (front-end,
 preset, reference), each option value with each front-end and with each ROM, and each two option
-values run together. tests/coverage_pairs.txt holds the set a change may add to and never shrink:
-`python tests/test_coverage.py --write` rewrites it from the tests as they are (after adding cases).
+values run together. tests/coverage_pairs.txt holds the set a change may add to and never shrink, each pair
+with the tier that covers it: "core" where a case outside the deep tier covers it (every run), else "deep"
+(`bash .ci/deep`). `python tests/test_coverage.py --write` rewrites it from the tests as they are (after adding
+cases, or after moving cases to the deep tier on purpose).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+ParameterSet = type(pytest.param())  # what pytest.param(...) makes: pytest names no public class for it
 
 pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
 
@@ -52,16 +55,29 @@ FIXED = {("test_reset_ahead", "test_every_rom_with_sticky_actions_equals_ale_py_
          {"mode": "last", "repeat_action_probability": 0.25}}
 
 
-def _cases(function) -> list[dict]:
-    """Every case of a parametrized test as {argument: value}: the product of its parametrize marks."""
-    axes = []
-    for mark in getattr(function, "pytestmark", []):
+def _deep(marks) -> bool:
+    marks = marks if isinstance(marks, (list, tuple)) else [marks]
+    return any(getattr(mark, "name", None) == "deep" for mark in marks)
+
+
+def _cases(function, module_deep: bool = False) -> list[tuple[dict, bool]]:
+    """Every case of a parametrized test as ({argument: value}, deep): the product of its parametrize marks,
+    deep where the module, the function or one of the case's pytest.param(...) marks it `deep`."""
+    axes, marks = [], getattr(function, "pytestmark", [])
+    for mark in marks:
         if mark.name != "parametrize":
             continue
         names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) else list(mark.args[0])
-        values = [getattr(v, "values", v) for v in mark.args[1]]  # pytest.param(...) -> its values
-        axes.append([dict(zip(names, v if len(names) > 1 else (v,))) for v in values])
-    return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
+        axis = []
+        for v in mark.args[1]:
+            if isinstance(v, ParameterSet):  # pytest.param(...): its values, always a tuple, and its marks
+                axis.append((dict(zip(names, v.values)), _deep(v.marks)))
+            else:
+                axis.append((dict(zip(names, v if len(names) > 1 else (v,))), False))
+        axes.append(axis)
+    deep = module_deep or _deep(marks)
+    return [(dict(kv for part, _ in combo for kv in part.items()), deep or any(d for _, d in combo))
+            for combo in itertools.product(*axes)]
 
 
 def _options(case: dict) -> dict:
@@ -75,33 +91,46 @@ def _options(case: dict) -> dict:
     return options
 
 
-def pairs(modules: dict | None = None) -> set[str]:
-    """The covered pairs, each a line "A | B" (A and B sorted)."""
-    covered: set[str] = set()
+def pairs(modules: dict | None = None) -> dict[str, str]:
+    """The covered pairs, each "A | B" (A and B sorted), with the tier that covers it: "core" or "deep"."""
+    covered: dict[str, str] = {}
     for (module_name, key), front in MATRICES.items():
         module = (modules or {}).get(module_name) or importlib.import_module(module_name)
         function = getattr(module, key.split("#")[0])
         where = "front-end={}/preset={}/reference={}".format(*front)
-        for case in _cases(function):
+        for case, deep in _cases(function, _deep(getattr(module, "pytestmark", []))):
             options = {**FIXED.get((module_name, key), {}), **_options(case)}
             values = [f"{k}={v!r}" for k, v in sorted(options.items())]
-            for item in [f"rom={case['game']}"] * ("game" in case) + values:
-                covered.add(" | ".join(sorted((where, item))))
+            found = [" | ".join(sorted((where, item))) for item in [f"rom={case['game']}"] * ("game" in case) + values]
             if "game" in case:
-                covered.update(" | ".join(sorted((f"rom={case['game']}", v))) for v in values)
-            covered.update(" | ".join(sorted(p)) for p in itertools.combinations(values, 2))
+                found += [" | ".join(sorted((f"rom={case['game']}", v))) for v in values]
+            found += [" | ".join(sorted(p)) for p in itertools.combinations(values, 2)]
+            for pair in found:
+                covered[pair] = "core" if not deep or covered.get(pair) == "core" else "deep"
     return covered
 
 
-def test_the_matrices_cover_every_pair_of_the_manifest():
-    now, before = pairs(), set(MANIFEST.read_text().splitlines())
-    dropped = sorted(before - now)
+def manifest() -> dict[str, str]:
+    """tests/coverage_pairs.txt: "TIER  A | B" a line."""
+    lines = [line.split("  ", 1) for line in MANIFEST.read_text().splitlines()]
+    assert all(len(line) == 2 and line[0] in ("core", "deep") for line in lines), "a line not 'core|deep  A | B'"
+    return {pair: tier for tier, pair in lines}
+
+
+def test_the_matrices_cover_every_pair_of_the_manifest_in_its_tier():
+    now, before = pairs(), manifest()
+    dropped = sorted(before.keys() - now.keys())
     assert not dropped, f"{len(dropped)} covered pairs dropped (tests/coverage_pairs.txt), e.g. {dropped[:5]}"
+    # A pair leaves the core tier only on purpose: `python tests/test_coverage.py --write` shows it in the diff.
+    demoted = sorted(p for p, tier in before.items() if tier == "core" and now[p] == "deep")
+    assert not demoted, f"{len(demoted)} pairs covered only by the deep tier now, e.g. {demoted[:5]}"
     assert len(now) >= len(before) > 0
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
     if sys.argv[1:] == ["--write"]:
-        MANIFEST.write_text("".join(f"{p}\n" for p in sorted(pairs())))
-    print(len(pairs()), "pairs covered;", len(MANIFEST.read_text().splitlines()), "in", MANIFEST.name)
+        MANIFEST.write_text("".join(f"{tier}  {p}\n" for p, tier in sorted(pairs().items())))
+    covered = pairs()
+    print(len(covered), "pairs covered,", sum(t == "core" for t in covered.values()), "of them in the core tier;",
+          len(MANIFEST.read_text().splitlines()), "in", MANIFEST.name)

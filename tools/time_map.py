@@ -3,8 +3,9 @@ docs/building.md keeps ("CI's time map"), from the log of a run with SB3_ALE_VEC
 
     python tools/time_map.py CI_LOG [BEFORE_LOG]
 
-With BEFORE_LOG, a column for each run. Each file counts under the one thing it mostly builds: the
-references stepped beside ours (SB3's, Gymnasium's, ale-py's pipelines), Ray clusters and their
+Each log's pytest runs (the core tier's, then the deep tier's where it ran) are summed into one column, after
+a line of each run's total; with BEFORE_LOG, a column for each log. Each file counts under the one thing it
+mostly builds: the references stepped beside ours (SB3's, Gymnasium's, ale-py's pipelines), Ray clusters and their
 actors, fresh interpreters (children, forks, examples, ale-py's suites in a subprocess), the
 resets-ahead probe, waits for the idle threads, compilations; the rest runs the engine alone.
 """
@@ -30,10 +31,21 @@ BUILDS = {
 }
 
 
+def blocks(log: str) -> list[dict[str, float]]:
+    """Each per-file block that tests/conftest.py prints at the end of a pytest run: CI's log holds the core
+    tier's, then the deep tier's where .ci/run ran it."""
+    return [{Path(name).name: float(s) for s, name in re.findall(r"^\s+([\d.]+)\s+[\d.]+%\s+(\S+)$",
+                                                                  part.split("the 25 slowest", 1)[0], re.M)}
+            for part in log.split("seconds by file")[1:]]
+
+
 def seconds_by_file(log: str) -> dict[str, float]:
-    """The per-file block that tests/conftest.py prints at the end of a run."""
-    block = log.split("seconds by file", 1)[1].split("the 25 slowest", 1)[0]
-    return {Path(name).name: float(s) for s, name in re.findall(r"^\s+([\d.]+)\s+[\d.]+%\s+(\S+)$", block, re.M)}
+    """The log's per-file seconds, its tiers' blocks summed."""
+    total: dict[str, float] = {}
+    for block in blocks(log):
+        for name, seconds in block.items():
+            total[name] = total.get(name, 0.0) + seconds
+    return total
 
 
 def kind(name: str) -> str:
@@ -58,4 +70,7 @@ def table(runs: list[dict[str, float]], top: int = 12) -> str:
 
 
 if __name__ == "__main__":
-    print(table([seconds_by_file(Path(p).read_text()) for p in sys.argv[1:]]))
+    logs = [Path(p).read_text() for p in sys.argv[1:]]
+    for path, log in zip(sys.argv[1:], logs):  # each tier's test-seconds: the core tier's budget is 1,500
+        print(f"{path}: test-seconds by run, in order: " + ", ".join(f"{sum(b.values()):,.0f}" for b in blocks(log)))
+    print(table([seconds_by_file(log) for log in logs]))

@@ -143,4 +143,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except (OSError, subprocess.CalledProcessError) as error:  # no git, or no repository: nothing to hash
+        print(f"stamp.py: {error}{': ' + error.stderr.strip() if getattr(error, 'stderr', None) else ''}",
+              file=sys.stderr)
+        sys.exit(2)

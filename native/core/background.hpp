@@ -6,7 +6,7 @@
 // the engine's side takes no lock an idle thread may hold, and never sleeps or waits for one to run.
 //
 // Owns: the threads, the slots, their priority. Called by the engine (submit, from the env's task),
-// by the pool's workers waiting behind a batch (run_one, through core/idle_lending.hpp) and by tests.
+// by the pool's workers with nothing queued (run_one, through core/idle_lending.hpp) and by tests.
 #pragma once
 
 #include <atomic>

@@ -177,7 +177,7 @@ class Engine {
   std::vector<std::shared_ptr<RuntimeVerdict>> verdicts_;  // per env, shared by the envs of one key
   std::vector<std::shared_ptr<RuntimeVerdict>> keys_;      // each of them once
   std::unique_ptr<Background> background_;  // made when resets ahead are first switched on
-  IdleLending lending_;  // background_, lent to pool workers waiting behind a batch
+  IdleLending lending_;  // background_, lent to the pool's workers with nothing queued
   ThreadPool pool_;  // shut down first by ~Engine, whatever the members' order
 };
 

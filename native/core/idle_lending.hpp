@@ -1,6 +1,6 @@
-// The hand-off of idle work from the pool to the background: a ThreadPool worker with nothing queued,
-// waiting behind a batch's last env, runs one submitted prepare (core/background.*) at its own
-// priority, in time it would spend spinning. Owns nothing: the engine lends its Background once it exists and stops lending before it
+// The hand-off of idle work from the pool to the background: a ThreadPool worker with nothing queued
+// runs one submitted prepare (core/background.*) at its own priority, in time it has, before it spins
+// or sleeps. Owns nothing: the engine lends its Background once it exists and stops lending before it
 // goes; ThreadPool calls it (its `idle`) from its workers.
 #pragma once
 

@@ -186,9 +186,7 @@ void ThreadPool::work() {
 }
 
 bool ThreadPool::run_idle(std::unique_lock<std::mutex>& lock) {
-  // Only behind a batch's last env: between batches the time is the caller's program's (a policy's
-  // forward pass), and the idle-priority threads take what of it is spare.
-  if (!idle_ || stop_ || !queue_.empty() || running_ == 0) return false;
+  if (!idle_ || stop_ || !queue_.empty()) return false;
   lock.unlock();
   const bool ran = idle_(task_queued_);
   lock.lock();

@@ -33,8 +33,8 @@ void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_
 /// queue up in the order they finished, for take(). The task must not throw (the engine records
 /// errors per env) and must not run twice at once for the same index (the caller's rule).
 /// `idle` (optional) is background work no one waits for (the resets prepared ahead): a worker with
-/// no task queued while a task still runs calls it, in the time it would otherwise spin behind a
-/// batch's last env, until it returns false (nothing left to do). It is given
+/// no task queued calls it, in the time it would otherwise spin or sleep (behind a batch's last env,
+/// or while the caller is between batches), until it returns false (nothing left to do). It is given
 /// a predicate, true once a task is queued: work that can stop then (ResetJob) lets the task go first.
 /// The caller's thread never does: its time between batches is its own program's.
 class ThreadPool {

@@ -104,27 +104,35 @@ def chroot(root: Path, script: str, log: Path | None = None, env: dict | None = 
     return done
 
 
+def index_stanza(suite: str, index: str, package: str) -> str:
+    """A package's stanza in one of the release's indexes (e.g. "source/Sources.xz")."""
+    data = urllib.request.urlopen(f"{MIRROR}/dists/{suite}/main/{index}", timeout=120).read()
+    for stanza in lzma.decompress(data).decode().split("\n\n"):
+        if f"\nPackage: {package}\n" in f"\n{stanza}\n":
+            return stanza
+    sys.exit(f"no package {package} in {suite}'s {index}")
+
+
+def fetch_verified(url: str, path: Path, sha256: str) -> Path:
+    """`url` at `path`, downloaded unless already there with that digest, and checked against it."""
+    if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = urllib.request.urlopen(url, timeout=600).read()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            sys.exit(f"{path.name}: sha256 differs from the release's index")
+        path.write_bytes(data)
+    return path
+
+
 def source_tarball(suite: str, package: str, downloads: Path) -> Path:
     """The upstream tarball of a source package of that release, downloaded once and checked against
     the sha256 the release's Sources index gives."""
-    index = urllib.request.urlopen(f"{MIRROR}/dists/{suite}/main/source/Sources.xz", timeout=120).read()
-    for stanza in lzma.decompress(index).decode().split("\n\n"):
-        if f"\nPackage: {package}\n" in f"\n{stanza}\n":
-            break
-    else:
-        sys.exit(f"no source package {package} in {suite}")
+    stanza = index_stanza(suite, "source/Sources.xz", package)
     fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line[0].isspace())
     sums = stanza.split("Checksums-Sha256:\n", 1)[1].splitlines()
     digest, _, name = next(line.split() for line in sums if ".orig.tar." in line and not line.endswith(".asc"))
-    path = downloads / name
-    if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-        say(f"downloading {name} ({fields['Version']}, {suite})")
-        downloads.mkdir(parents=True, exist_ok=True)
-        data = urllib.request.urlopen(f"{MIRROR}/{fields['Directory']}/{name}", timeout=600).read()
-        if hashlib.sha256(data).hexdigest() != digest:
-            sys.exit(f"{name}: sha256 differs from {suite}'s Sources index")
-        path.write_bytes(data)
-    return path
+    say(f"{name} ({fields['Version']}, {suite})")
+    return fetch_verified(f"{MIRROR}/{fields['Directory']}/{name}", downloads / name, digest)
 
 
 def build_cpython(root: Path, version: str, suite: str, package: str, downloads: Path, log: Path) -> None:

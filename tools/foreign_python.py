@@ -9,36 +9,23 @@ checked against its Packages index. The compiler flags stay the host CPython's, 
 wheel. Only C-level headers differ between versions for an extension; setup.py's Python code is the same
 on every version. tools/debian_roots.py then runs the wheel in a sid root under Debian's own CPython 3.14."""
 
-import hashlib
 import json
-import lzma
 import shutil
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
-MIRROR = "http://deb.debian.org/debian"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from debian_root_setup import MIRROR, fetch_verified, index_stanza  # noqa: E402
+
 VERSIONS = {"3.14": ("sid", "libpython3.14-dev")}  # version -> (release, package with its headers)
 HOST = "3.13"  # the CPython that runs setup.py for them
 
 
 def download_deb(suite: str, package: str, out: Path) -> Path:
-    index = urllib.request.urlopen(f"{MIRROR}/dists/{suite}/main/binary-amd64/Packages.xz", timeout=120).read()
-    for stanza in lzma.decompress(index).decode().split("\n\n"):
-        if f"\nPackage: {package}\n" in f"\n{stanza}\n":
-            break
-    else:
-        sys.exit(f"no package {package} in {suite}")
+    stanza = index_stanza(suite, "binary-amd64/Packages.xz", package)
     fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line)
-    deb = out / Path(fields["Filename"]).name
-    if not deb.exists() or hashlib.sha256(deb.read_bytes()).hexdigest() != fields["SHA256"]:
-        out.mkdir(parents=True, exist_ok=True)
-        data = urllib.request.urlopen(f"{MIRROR}/{fields['Filename']}", timeout=600).read()
-        if hashlib.sha256(data).hexdigest() != fields["SHA256"]:
-            sys.exit(f"{deb.name}: sha256 differs from {suite}'s Packages index")
-        deb.write_bytes(data)
-    return deb
+    return fetch_verified(f"{MIRROR}/{fields['Filename']}", out / Path(fields["Filename"]).name, fields["SHA256"])
 
 
 def sysconfig_module(host: dict, host_version: str, version: str, include: Path) -> str:

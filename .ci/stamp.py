@@ -33,7 +33,7 @@ GUARDED = (
     "native", "build_support", "setup.py", "pyproject.toml", "sb3_ale_vec", "examples",
     "tests/native", "tests/sanitize.sh", "tests/sanitizer.py", "tests/tsan.supp", "tests/conftest.py",
     "tests/helpers.py", "tests/compare.py", "tests/all_roms.py", "tests/ale_py_dropin.py",
-    ".ci/deep", ".ci/stamp.py",
+    ".ci/deep", ".ci/apt_install", ".ci/stamp.py",
 )
 # And every test file that holds a deep test, or whose tests tests/sanitize.sh runs under the sanitizers.
 DEEP_MARK = "pytest.mark.deep"

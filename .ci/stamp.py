@@ -40,11 +40,11 @@ DEEP_MARK = "pytest.mark.deep"
 
 
 def guarded(root: Path) -> list[str]:
-    tests = {p.relative_to(root).as_posix() for p in (root / "tests").glob("test_*.py")
+    tests = {p.relative_to(root).as_posix() for p in (root / "tests").rglob("test_*.py")
              if DEEP_MARK in p.read_text(encoding="utf-8")}
     sanitize = root / "tests/sanitize.sh"
     if sanitize.is_file():
-        tests |= set(re.findall(r"tests/test_\w+\.py", sanitize.read_text(encoding="utf-8")))
+        tests |= set(re.findall(r"tests/(?:\w+/)?test_\w+\.py", sanitize.read_text(encoding="utf-8")))
     return sorted({*GUARDED, *tests})
 
 

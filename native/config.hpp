@@ -35,7 +35,7 @@ enum class ObsType : int {
 
 /// Every field of an env's config: type, name, default, meaning. EnvConfig and its Python binding
 /// (bindings.cpp) are both made from this list; the user-facing options, their checks and presets are
-/// options.py's OPTIONS and PRESETS, which tests/test_options.py holds equal to it.
+/// options.py's OPTIONS and PRESETS, which tests/unit/test_options.py holds equal to it.
 #define SB3ALE_ENV_CONFIG(X)                                                                              \
   X(std::string, rom_path, "")              /* ROM file, from the installed ale-py wheel */               \
   X(int, frameskip, 4)                      /* emulator frames per agent step (action repeat) */          \

@@ -74,7 +74,7 @@ def pytest_runtest_teardown(item, nextitem):
 
 # The files whose tests share the Ray cluster: with pytest-xdist (`-n 2 --dist loadgroup`), one worker
 # runs them all (with any other test that uses the cluster, and README's blocks that start Ray of
-# their own: tests/test_readme.py marks those), so that two clusters never start at once.
+# their own: tests/contract/test_readme.py marks those), so that two clusters never start at once.
 RAY_FILES = ("test_distributed.py", "test_ray_chaos.py", "test_ray_faults.py")
 
 
@@ -128,7 +128,7 @@ def pytest_ignore_collect(collection_path, config):
 
 
 # Skips that only mean "this machine lacks an optional file, tool or CPU feature", never a missing package
-# (tests/test_packaging.py holds every pytest.skip message of the suite to this list).
+# (tests/packaging/test_packaging.py holds every pytest.skip message of the suite to this list).
 ALLOWED_SKIPS = ("is not beside this checkout", "a file this machine lacks", "a tool this machine lacks",
                  "a CPU feature this machine lacks")
 

@@ -49,16 +49,19 @@ tier="(not slow or sanitizers) and"
 logs=$(mktemp -d)
 # ASan + UBSan: every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
-  tests/test_vec_env.py tests/test_frame_stack.py tests/test_properties.py tests/test_reliability.py \
-  tests/test_gymnasium.py tests/test_ale_vector.py tests/test_presets.py tests/test_native_units.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier not nosan" \
+  tests/contract/test_vec_env.py tests/parity/test_frame_stack.py tests/unit/test_properties.py \
+  tests/concurrency/test_reliability.py tests/parity/test_gymnasium.py tests/parity/test_ale_vector.py \
+  tests/parity/test_presets.py tests/unit/test_native_units.py tests/parity/test_ale_patches.py \
+  tests/concurrency/test_threading.py tests/concurrency/test_chaos.py tests/unit/test_engine_fuzz.py \
+  tests/concurrency/test_lifetime.py -m "$tier not nosan" \
   > "$logs/address" 2>&1 &
 asan=$!
 # TSan: the tests whose work crosses threads (batches, failures, close, thread counts, ALE's shared
 # colour-averaging tables).
 run thread "$(g++ -print-file-name=libtsan.so) $libstdcxx" \
-  tests/test_reliability.py tests/test_vec_env.py tests/test_gymnasium.py tests/test_ale_patches.py \
-  tests/test_threading.py tests/test_chaos.py tests/test_engine_fuzz.py tests/test_lifetime.py -m "$tier tsan and not nosan" \
+  tests/concurrency/test_reliability.py tests/contract/test_vec_env.py tests/parity/test_gymnasium.py \
+  tests/parity/test_ale_patches.py tests/concurrency/test_threading.py tests/concurrency/test_chaos.py \
+  tests/unit/test_engine_fuzz.py tests/concurrency/test_lifetime.py -m "$tier tsan and not nosan" \
   > "$logs/thread" 2>&1 &
 tsan=$!
 status=0

@@ -14,7 +14,7 @@ Each ROM's default mode and difficulty is vetted thoroughly (THOROUGH: about 122
 key), every other pair quickly (MODES: about 4,500). The thorough effort on the ~2,000 explicit keys
 would take about 7 hours on one core, for keys few runs ask for; and on the default keys the long plays
 refused nothing that the first 1,000 frames, the RNG checks and the scrambles did not
-(tests/test_reset_table.py checks it), so the quick look is where refusals show. The engine's run-time
+(tests/unit/test_reset_table.py checks it), so the quick look is where refusals show. The engine's run-time
 re-checks sample the swaps of every key alike.
 
 The header's `ale_version:` and `ale_patches:` lines name the ALE the probe ran (its release and the

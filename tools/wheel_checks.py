@@ -112,7 +112,8 @@ def test_x86_64(version: str, wheel: Path, work: Path) -> str:
         result = f"`pytest -m wheel`: {failed}{pytest_summary(done.stdout)} ({time.monotonic() - begun:.0f} s)"
         if sb3:  # SB3's VecEnv, whose package the test-command's venv lacks
             done = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                                   "tests/test_vec_env.py"], cwd=tests, env=env, capture_output=True, text=True)
+                                   "tests/contract/test_vec_env.py"], cwd=tests, env=env, capture_output=True,
+                                  text=True)
             result += f"; SB3's VecEnv: {'FAILED, ' if done.returncode else ''}{pytest_summary(done.stdout)}"
     return f"ran in a fresh venv, no compiler: {result}"
 

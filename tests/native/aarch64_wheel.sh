@@ -11,7 +11,7 @@
 # 2. `auditwheel -v show` must list no libz (zlib is linked in);
 # 3. the wheel unpacked into DIR/site-sb3 and sb3_ale_vec.AtariVectorEnv compared frame for frame with
 #    ale-py's own on Breakout, Pong and Space Invaders, with the NEON and scalar paths;
-# 4. tests/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
+# 4. tests/unit/test_native_units.py (or PYTEST_ARGS, paths of the checkout) under qemu; one test of it
 #    starts sys.executable, which needs binfmt_misc: its checks run here by hand instead.
 # Needs qemu-user-static (as cross_aarch64.sh).
 set -euo pipefail
@@ -113,7 +113,7 @@ else:
 done
 
 args=()  # paths of the checkout (tests/test_x.py) made absolute: pytest runs from $out
-for a in "${@:-tests/test_native_units.py}"; do
+for a in "${@:-tests/unit/test_native_units.py}"; do
   if [ -e "$root/$a" ]; then args+=("$root/$a"); else args+=("$a"); fi
 done
 echo "== pytest under qemu: ${args[*]}"

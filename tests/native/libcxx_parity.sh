@@ -5,7 +5,7 @@
 # $LIBCXX_TREE (default /tmp/libcxx-tree; the editable build here is left alone), builds the
 # extension there (ALE's core too, once, into the build cache under its own key), counts the pixels
 # of Breakout's and Pong's reset frames that differ from ale-py's over 20 seeds, then runs
-# tests/test_ale_vector.py and ale-py's own suite (tests/test_ale_py_suite.py) on that build.
+# tests/parity/test_ale_vector.py and ale-py's own suite (tests/contract/test_ale_py_suite.py) on that build.
 #   bash tests/native/libcxx_parity.sh [PYTEST_ARGS...]    (default: -m "not slow")
 # CHAIN_ALE_REV=<commit> builds native/env/chain_ale.cpp as of that commit instead: the commit
 # before uniform_int.hpp shows what libc++'s own distribution gives.
@@ -65,8 +65,9 @@ for game in ("breakout", "pong"):
 EOF
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-m "not slow")
-echo "== pytest ${args[*]} tests/test_ale_vector.py tests/test_ale_py_suite.py"
+files=(tests/parity/test_ale_vector.py tests/contract/test_ale_py_suite.py)
+echo "== pytest ${args[*]} ${files[*]}"
 status=0
-python -m pytest -q -p no:cacheprovider "${args[@]}" tests/test_ale_vector.py tests/test_ale_py_suite.py || status=$?
+python -m pytest -q -p no:cacheprovider "${args[@]}" "${files[@]}" || status=$?
 echo "== done in $((SECONDS - start)) s"
 exit $status

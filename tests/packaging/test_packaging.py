@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from build_support import ale_cache, ale_source, native_flags, pgo  # noqa: E402
 
@@ -191,7 +191,7 @@ def test_every_skip_for_a_missing_file_or_tool_is_one_that_ci_allows():
     # run on a machine without that file fails falsely.
     from conftest import ALLOWED_SKIPS
 
-    skips = [(path.name, message) for path in (ROOT / "tests").glob("*.py")
+    skips = [(path.name, message) for path in (ROOT / "tests").rglob("*.py")
              for message in re.findall(r'(?:pytest\.skip\(\s*|reason=)f?"([^"]*)"', path.read_text())]
     assert skips, "no pytest.skip found: the pattern is stale"
     assert not [s for s in skips if not any(allowed in s[1] for allowed in ALLOWED_SKIPS)], skips
@@ -212,7 +212,7 @@ def test_no_test_returns_early():
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 yield from ([child] if isinstance(child, ast.Return) else returns(child))
 
-    found = {(path.name, node.name) for path in (ROOT / "tests").glob("test_*.py")
+    found = {(path.name, node.name) for path in (ROOT / "tests").rglob("test_*.py")
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and any(returns(node))}
     assert found == EARLY_RETURNS, found ^ EARLY_RETURNS

@@ -13,7 +13,7 @@ from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, _engine
 from sb3_ale_vec.options import (OPTION_NAMES, OPTIONS, PRESETS, build_batch, check_bool, options_markdown,
                                  presets_markdown)
 
-OPTIONS_PAGE = (Path(__file__).parents[1] / "docs" / "options.md").read_text()
+OPTIONS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "options.md").read_text()
 # EnvConfig fields that no option names directly: set by build_batch from the front-end and preset.
 DERIVED = {"rom_path", "preset", "layout", "pad_with_reset", "next_step_autoreset", "fire_reset", "env_frameskip_max",
            "screen_height", "reset_ahead"}

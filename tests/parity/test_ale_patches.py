@@ -15,7 +15,7 @@ from ale_py import roms
 
 from sb3_ale_vec import _testing
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from build_support import ale_cache, ale_patches, ale_source  # noqa: E402
 
 VERSION = "0.12.1"

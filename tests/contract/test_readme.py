@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).parents[1] / "README.md").read_text()
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 # Blocks that train or start a Ray cluster take tens of seconds: the slow tier.
 SLOW = ("PPO(", "ray.init(")

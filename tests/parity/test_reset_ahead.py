@@ -17,8 +17,8 @@ from all_roms import ROMS, TALL_SCREENS, screen_height
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 from helpers import resets_replayed, resets_taken, swapping
-from test_batching import assert_same, trajectories
-from test_gymnasium import compare
+from batched_runs import assert_same, trajectories
+from gymnasium_runs import compare
 
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, AtariVectorEnv, EngineError, _testing, reset_table
 from sb3_ale_vec.games import camel_name
@@ -227,6 +227,6 @@ def test_a_failed_env_rebuilt_by_reset_equals_a_run_without_resets_ahead():
 
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 def test_the_taller_screens_tests_run_every_rom_ale_gives_more_than_210_rows():
-    # (tests/test_reset_table.py holds the docs' verdict and ROM tables to the shipped table.)
+    # (tests/unit/test_reset_table.py holds the docs' verdict and ROM tables to the shipped table.)
     heights = {rom: screen_height(rom) for rom in ROMS}
     assert {rom: h for rom, h in heights.items() if h != 210} == TALL_SCREENS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from stable_baselines3.common.monitor import load_results
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 pytestmark = [pytest.mark.slow, pytest.mark.deep]  # every example: the deep tier (`bash .ci/deep`)
 
@@ -90,7 +90,7 @@ def test_benchmark_interleaves_the_resets_ahead_ab_and_another_trees_build(tmp_p
     """Before/after in one run: the same build with resets made at the episode's end, and the
     package as built in another tree (here this tree again, through PYTHONPATH): all three emulate
     ale_py's very frames, so the table compares equal work."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = _run([sys.executable, "-m", "sb3_ale_vec.bench", "--repeats", "2", "--steps", "60", "--num-envs", "3",
                 "--threads", "2", "--peers", "sb3_ale_vec,sb3_ale_vec inline,ale_py", "--old", str(root),
                 "--out", str(tmp_path / "bench")], cwd=tmp_path)
@@ -102,7 +102,7 @@ def test_benchmark_interleaves_the_resets_ahead_ab_and_another_trees_build(tmp_p
 
 
 def test_startup_tool_times_both_peers_in_fresh_processes():
-    out = _run([sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "startup.py"), "--num-envs", "2,3",
+    out = _run([sys.executable, str(Path(__file__).resolve().parents[2] / "tools" / "startup.py"), "--num-envs", "2,3",
                 "--repeats", "1"])
     rows = [line.split() for line in out.splitlines() if line.startswith(("sb3_ale_vec ", "ale_py "))]
     assert sorted((r[0], r[1]) for r in rows) == [("ale_py", "2"), ("ale_py", "3"), ("sb3_ale_vec", "2"),

@@ -162,7 +162,7 @@ def test_observation_strides_equal_sb3s_pipeline(channels_last, stack_num):
 
 def cleanrl_ppo():
     """examples/ppo_atari_torch.py, the CleanRL-style loop in plain torch."""
-    path = Path(__file__).parents[1] / "examples" / "ppo_atari_torch.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "ppo_atari_torch.py"
     spec = importlib.util.spec_from_file_location("ppo_atari_torch", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

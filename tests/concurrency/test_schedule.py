@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from test_batching import assert_same, make, trajectories
+from batched_runs import assert_same, make, trajectories
 
 
 @pytest.mark.parametrize("front_end", ["gymnasium", "ale"])

@@ -5,7 +5,7 @@ parametrizations (nothing here runs an env) into pairs: each ROM with each front
 preset, reference), each option value with each front-end and with each ROM, and each two option
 values run together. tests/coverage_pairs.txt holds the set a change may add to and never shrink, each pair
 with the tier that covers it: "core" where a case outside the deep tier covers it (every run), else "deep"
-(`bash .ci/deep`). `python tests/test_coverage.py --write` rewrites it from the tests as they are (after adding
+(`bash .ci/deep`). `python tests/parity/test_coverage.py --write` rewrites it from the tests as they are (after adding
 cases, or after moving cases to the deep tier on purpose).
 """
 
@@ -21,7 +21,7 @@ ParameterSet = type(pytest.param())  # what pytest.param(...) makes: pytest name
 
 pytestmark = pytest.mark.slow  # every test here (the quick tier does not collect the file: tests/conftest.py)
 
-MANIFEST = Path(__file__).with_name("coverage_pairs.txt")
+MANIFEST = Path(__file__).resolve().parents[1] / "coverage_pairs.txt"
 
 # Each matrix test: (module, function) -> (front-end, preset, reference).
 SB3 = ("sb3", "sb3", "make_atari_env")
@@ -121,14 +121,14 @@ def test_the_matrices_cover_every_pair_of_the_manifest_in_its_tier():
     now, before = pairs(), manifest()
     dropped = sorted(before.keys() - now.keys())
     assert not dropped, f"{len(dropped)} covered pairs dropped (tests/coverage_pairs.txt), e.g. {dropped[:5]}"
-    # A pair leaves the core tier only on purpose: `python tests/test_coverage.py --write` shows it in the diff.
+    # A pair leaves the core tier only on purpose: `python tests/parity/test_coverage.py --write` shows it in the diff.
     demoted = sorted(p for p, tier in before.items() if tier == "core" and now[p] == "deep")
     assert not demoted, f"{len(demoted)} pairs covered only by the deep tier now, e.g. {demoted[:5]}"
     assert len(now) >= len(before) > 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[1])]  # the matrices, the helpers
     if sys.argv[1:] == ["--write"]:
         MANIFEST.write_text("".join(f"{tier}  {p}\n" for p, tier in sorted(pairs().items())))
     covered = pairs()

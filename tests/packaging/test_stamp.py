@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STAMP_PY = ROOT / ".ci" / "stamp.py"
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
 
@@ -54,9 +54,9 @@ def test_a_guarded_change_chooses_the_deep_tier_and_a_docs_change_does_not(clone
     assert _tier(clone)[0] == "core"  # the same content again: the same hash
     _touch(clone / "docs" / "building.md")
     (clone / "docs" / "new.md").write_text("a new page\n")
-    _touch(clone / "tests" / "test_options.py")  # no deep test, and tests/sanitize.sh does not run it
+    _touch(clone / "tests" / "unit" / "test_options.py")  # no deep test, and tests/sanitize.sh does not run it
     assert _tier(clone)[0] == "core"
-    _touch(clone / "tests" / "test_parity.py")  # it holds deep tests
+    _touch(clone / "tests" / "parity" / "test_parity.py")  # it holds deep tests
     assert _tier(clone)[0] == "deep"
 
 

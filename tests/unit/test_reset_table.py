@@ -15,7 +15,7 @@ from ale_py import roms
 from sb3_ale_vec import _testing, reset_table
 from sb3_ale_vec.games import rom_path
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STICKY = 0.25
 
 

@@ -15,7 +15,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from stable_baselines3.common.env_util import make_vec_env
 
 from helpers import compare_rollouts
-from test_gymnasium import compare as compare_steps
+from gymnasium_runs import compare as compare_steps
 from sb3_ale_vec import AleNativeVecEnv, AleVectorEnv, make_ale_vec_env
 from sb3_ale_vec.games import camel_name
 

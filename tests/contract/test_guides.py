@@ -7,7 +7,6 @@ from __future__ import annotations
 import inspect
 import re
 import tarfile
-from pathlib import Path
 
 import ale_py
 import gymnasium as gym
@@ -15,7 +14,7 @@ import numpy as np
 import pytest
 
 from sb3_ale_vec import AtariVectorEnv, _engine
-from test_ale_py_suite import ROOT, sdist_path
+from ale_py_sdist import ROOT, sdist_path
 
 OLDER = ROOT.parent / "shared" / "seeds" / "ale_vector_guide_older.md"
 

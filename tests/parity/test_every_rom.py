@@ -8,7 +8,7 @@ import pytest
 from all_roms import ROMS
 from gymnasium.vector import AutoresetMode
 from helpers import compare_rollouts, make_pair
-from test_gymnasium import run as run_gymnasium
+from gymnasium_runs import run as run_gymnasium
 
 from sb3_ale_vec import AleNativeVecEnv, _engine
 from sb3_ale_vec.games import rom_path

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 from all_roms import ROMS
-from test_batching import assert_same, trajectories
+from batched_runs import assert_same, trajectories
 
 from sb3_ale_vec import AtariVectorEnv, _testing, reset_table
 

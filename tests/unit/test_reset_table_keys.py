@@ -17,7 +17,7 @@ from sb3_ale_vec import AleVectorEnv, _engine, reset_table
 from sb3_ale_vec.games import rom_path
 from sb3_ale_vec.gymnasium import vector
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # build_support: the patches' digest the engine was built with
 from build_support import ale_patches  # noqa: E402
 

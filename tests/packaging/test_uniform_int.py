@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "tests" / "native" / "test_uniform_int.cpp", ROOT / "tests" / "native" / "main.cpp"]
 PROBE = "#include <string>\nint main() { return std::string(\"x\").size() == 1 ? 0 : 1; }\n"
 

@@ -216,7 +216,7 @@ def test_smoke_sb3_preset_equals_make_atari_env():
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_smoke_gymnasium_preset_equals_gymnasiums_chain():
-    from test_gymnasium import run
+    from gymnasium_runs import run
 
     assert run(["breakout"] * 2, SAME, 120, max_num_frames_per_episode=400) > 0
 
@@ -224,7 +224,7 @@ def test_smoke_gymnasium_preset_equals_gymnasiums_chain():
 @pytest.mark.slow  # over 1 s: the quick tier's budget (30 s on 2 cores)
 @pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_smoke_ale_preset_equals_ale_py():
-    from test_ale_vector import run
+    from ale_py_runs import run
 
     run("breakout", 120, max_num_frames_per_episode=400, autoreset_mode=SAME)
 

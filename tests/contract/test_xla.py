@@ -19,7 +19,7 @@ import ale_py  # noqa: E402
 
 from sb3_ale_vec import AleVectorEnv, AtariVectorEnv  # noqa: E402
 from sb3_ale_vec.gymnasium import xla as xla_module  # noqa: E402
-from test_ale_py_suite import ROOT, sdist_path, drop_in_was_tested  # noqa: E402
+from ale_py_sdist import ROOT, sdist_path, drop_in_was_tested  # noqa: E402
 
 SUITE = f"ale_py-{ale_py.__version__}/tests/python/test_atari_vector_xla.py"
 

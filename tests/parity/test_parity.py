@@ -49,7 +49,7 @@ def _row(bits: str) -> dict:
 # Covered pairwise, not as a full product: each game runs two rows that differ in every option (so it
 # meets every value of every option), and the three pairs of rows together hold every combination of
 # values of every two options. 12 runs; the four rows of one option changed at a time that this
-# replaced (24 runs) covered a subset of these pairs (tests/test_coverage.py holds the set).
+# replaced (24 runs) covered a subset of these pairs (tests/parity/test_coverage.py holds the set).
 ROWS = {"breakout": ("0000", "1111"), "pong": ("0011", "1100"), "ms_pacman": ("0101", "1010"),
         "space_invaders": ("0011", "1100"), "qbert": ("0101", "1010"), "seaquest": ("0000", "1111")}
 # Observations channels last (SB3's VecFrameStack without VecTransposeImage): the same emulation in

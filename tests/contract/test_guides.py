@@ -1,6 +1,7 @@
-"""ALE's vector-env guide, both versions, as users read it: every Python block runs with only its
-import changed to sb3_ale_vec. The 0.12 guide comes from the pinned ale-py sdist (docs/), the older
-one (``VectorAtariEnv``, names ale-py never shipped) from ../shared/seeds/ where this checkout has it."""
+"""ALE's vector-env guides as users read them. The 0.12 guide, from the pinned ale-py sdist
+(docs/vector-environment.md): every Python block runs with only its import changed to sb3_ale_vec. The
+older guide's API (``VectorAtariEnv``, names ale-py never shipped): each of its keywords and calls held to
+ale-py's own ``AtariVectorEnv`` under ale-py's names."""
 
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 import pytest
+from ale_py.vector_env import AtariVectorEnv as Reference
 
-from sb3_ale_vec import AtariVectorEnv, _engine
-from ale_py_sdist import ROOT, sdist_path
-
-OLDER = ROOT.parent / "shared" / "seeds" / "ale_vector_guide_older.md"
+from ale_py_sdist import sdist_path
+from sb3_ale_vec import AtariVectorEnv, VectorAtariEnv, _engine
 
 
 def code_blocks(markdown: str) -> list[str]:
@@ -92,34 +92,56 @@ def test_the_012_guide_runs(drop_in_registry):
     assert set(listed) - {"game", "num_envs"} == set(params) - {"self", "game", "num_envs", "ram_info"}
 
 
-@pytest.mark.skipif(not OLDER.is_file(), reason=f"{OLDER} is not beside this checkout")
-@pytest.mark.slow  # moved out of the quick tier (over 2.5 s there)
-def test_the_older_guide_runs_with_vector_atari_env():
-    blocks = code_blocks(OLDER.read_text())
-    assert any("VectorAtariEnv(" in b for b in blocks)
-    from sb3_ale_vec import VectorAtariEnv
+# The older guide's "Advanced Configuration", every keyword at the value it shows, and ale-py's name for each.
+OLDER_KEYWORDS = dict(frame_skip=4, grayscale=True, stack_num=4, img_height=84, img_width=84, noop_max=30,
+                      fire_reset=True, episodic_life=False, max_episode_steps=108000, repeat_action_probability=0.0,
+                      full_action_space=False, batch_size=0, num_threads=0, thread_affinity_offset=-1)
+ALE_PY_NAMES = {"frame_skip": "frameskip", "fire_reset": "use_fire_reset",
+                "max_episode_steps": "max_num_frames_per_episode"}
 
-    namespace: dict = {}
-    run_blocks([b for b in blocks if "torch" not in b], namespace, make=VectorAtariEnv)
-    envs = namespace["envs"]  # the last block's: VectorAtariEnv("Breakout", num_envs=8, thread_affinity_offset=0)
-    assert envs.num_envs == 8 and envs.games == ["breakout"] * 8
-    envs.close()
+
+def steps_equal(ours, reference, steps: int, seed: int, batched: bool = False) -> None:
+    got, expected = ours.reset(seed=seed), reference.reset(seed=seed)
+    assert np.array_equal(got[0], expected[0]) and got[1].keys() == expected[1].keys()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        actions = rng.integers(0, ours.single_action_space.n, ours.batch_size if batched else ours.num_envs)
+        if batched:  # the guide's send/recv: each batch's env_id names its rows
+            ours.send(actions)
+            reference.send(actions)
+            got, expected = ours.recv(), reference.recv()
+        else:
+            got, expected = ours.step(actions), reference.step(actions)
+        for a, b in zip(got[:4], expected[:4]):
+            assert np.array_equal(a, b)
+        assert all(np.array_equal(got[4][k], expected[4][k]) for k in ("env_id", "lives", "episode_frame_number"))
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not OLDER.is_file(), reason=f"{OLDER} is not beside this checkout")
-def test_the_older_guides_training_example_runs():
-    pytest.importorskip("torch")
-    block = next(b for b in code_blocks(OLDER.read_text()) if "torch" in b)
-    namespace: dict = {}
-    exec(compile(ours(block), "<guide>", "exec"), namespace)
-    assert namespace["step"] == 999 and np.asarray(namespace["observations"]).shape == (8, 4, 84, 84)
-    namespace["envs"].close()
+def test_every_keyword_of_the_older_guide_gives_ale_pys_env_under_its_names():
+    ours = VectorAtariEnv(game="Breakout", num_envs=8, seed=0, **OLDER_KEYWORDS)
+    reference = Reference("breakout", 8, **{ALE_PY_NAMES.get(k, k): v for k, v in OLDER_KEYWORDS.items()})
+    try:
+        assert ours.observation_space == reference.observation_space and ours.games == ["breakout"] * 8
+        steps_equal(ours, reference, 60, seed=0)
+    finally:
+        ours.close()
+        reference.close()
+
+
+@pytest.mark.slow
+def test_the_older_guides_batches_and_affinity_give_ale_pys_batches():
+    # "envs = VectorAtariEnv(game="Breakout", num_envs=16, batch_size=4)", then send/recv; and affinity from core 0.
+    for kwargs in (dict(num_envs=16, batch_size=4, num_threads=1), dict(num_envs=8, thread_affinity_offset=0)):
+        ours, reference = VectorAtariEnv(game="Breakout", **kwargs), Reference("breakout", **kwargs)
+        try:
+            steps_equal(ours, reference, 40, seed=3, batched="batch_size" in kwargs)
+        finally:
+            ours.close()
+            reference.close()
 
 
 def test_vector_atari_env_takes_the_older_guides_names():
-    from sb3_ale_vec import VectorAtariEnv
-
     env = VectorAtariEnv(game="ALE/Breakout-v5", num_envs=2, frame_skip=3, fire_reset=False, max_episode_steps=90,
                          seed=5)
     reference = AtariVectorEnv("breakout", 2, frameskip=3, use_fire_reset=False, max_num_frames_per_episode=90)

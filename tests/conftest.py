@@ -93,7 +93,7 @@ def pytest_collection_modifyitems(config, items):
 def pytest_xdist_node_collection_finished(node, ids):
     """With `--dist loadgroup`, xdist suffixes "@GROUP" to each grouped test's id, by which the controller
     sends a group to one worker. Without it the groups split silently and each worker starts its own Ray
-    cluster (as they did until 2026-11-28: our marks came after xdist read them): stop the run instead."""
+    cluster (as they do when our marks come after xdist reads them): stop the run instead."""
     if node.config.getvalue("dist") == "loadgroup":
         lost = [i for i in ids if i.split("::")[0].rpartition("/")[2] in RAY_FILES and not i.endswith("@ray")]
         if lost:

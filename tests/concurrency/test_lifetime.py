@@ -413,7 +413,7 @@ def _close_and_exit(front: str, *bare: str) -> tuple[float, float]:
     """close()'s seconds, and the seconds from the script's last statement to its process's end."""
     try:
         reports, _ = _run(LOADED, front, *bare, timeout=120, preexec_fn=_on_cpu)
-    except subprocess.TimeoutExpired:  # at ad7533a close() took minutes on a loaded shared machine
+    except subprocess.TimeoutExpired:  # a close() that waits for idle threads takes minutes under load
         return float("inf"), float("inf")
     return reports["RESULT"]["close_s"], time.time() - reports["RESULT"]["end"]
 
@@ -423,8 +423,8 @@ def _close_and_exit(front: str, *bare: str) -> tuple[float, float]:
 @pytest.mark.deep  # a load soak; the fork and close tests stay in core
 def test_close_and_exit_are_prompt_while_every_core_is_busy(front, busy_core):
     # Generous bounds (the targets are 50 ms and 0.5 s; docs/benchmarks.md has the figures): an
-    # idle-priority thread gets no time here, so anything that waits for one takes seconds (0e65b12:
-    # close() and exit >= 15 s, cut at 30 s; SCHED_IDLE threads alone cost 4-9 s). An exit is timed
+    # idle-priority thread gets no time here, so anything that waits for one takes seconds (a close()
+    # and exit that waited took 15 s and more; SCHED_IDLE threads alone cost 4-9 s). An exit is timed
     # against the same process without an env, round by round. Under a heavier load than these
     # (the suite's other worker and both sanitizer builds beside it) sb3's exit took 2.5-2.8 s more
     # than that baseline in two rounds of three: an idle thread inside a prepare's phase when the

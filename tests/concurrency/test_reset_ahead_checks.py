@@ -96,8 +96,8 @@ def test_every_rom_runs_alike_with_prepares_late_or_in_time(game):
 def test_a_check_owed_is_made_whatever_abandons_the_job_that_carries_it():
     # Each of Breakout's first 8 swaps in the engine is re-checked by the job that prepares the next
     # reset. Here such jobs are abandoned before any thread starts them: by a seeded reset (its
-    # console is rebuilt) and by resets ahead switched off at the end; before 1e4db67 the checks they
-    # carried were lost. Now every swap's check is made: checked == taken, none dropped.
+    # console is rebuilt) and by resets ahead switched off at the end. The checks they carry must not be
+    # lost: every swap's check is made, checked == taken, none dropped.
     env = Paced(AtariVectorEnv("breakout", 2, num_threads=2, max_num_frames_per_episode=160),  # 40 steps
                 late=lambda t: 75 <= t < 86 or t >= 164)  # the jobs made at the swaps of 80 and 165 wait
     rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
 """The threading contract (docs/design.md): every entry point of `_engine.Vectorizer` and the XLA
 targets goes through one guard, so a call from another thread, a signal handler or XLA either works
 or raises an ordinary exception at once, and close() from anywhere never frees an engine under a
-call. Each test here is one defect a review of 21ff9e8 found (each fails there)."""
+call. Each test here guards one defect, named in its comment, and fails where that defect is."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def _slow_env(n: int = 2):
 @pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 @pytest.mark.tsan
 def test_close_from_another_thread_while_a_call_waits_never_frees_the_engine_under_it():
-    # set_reset_ahead waits for the idle threads' prepares (at 21ff9e8 with the GIL released and no
-    # guard: a close() meanwhile freed the engine under it); recv, send_reset and the switches alike.
+    # A call that waits with the GIL released and no guard lets a close() meanwhile free the engine under
+    # it: recv, send_reset and the resets-ahead switch alike.
     for call in ("reset", "step", "switch"):
         env = AleVectorEnv("breakout", 4, num_threads=2, max_num_frames_per_episode=60)
         env.reset(seed=0)
@@ -57,8 +57,8 @@ def test_close_from_another_thread_while_a_call_waits_never_frees_the_engine_und
         thread.start()
         time.sleep(0.01)
         env.close()
-        # close() waits for no idle-priority prepare (at 0e65b12 it did: over a minute once, on a
-        # saturated machine under TSan), only for the caller's call in flight.
+        # close() waits for no idle-priority prepare (on a saturated machine one can take over a minute),
+        # only for the caller's call in flight.
         thread.join(20)
         assert not thread.is_alive() and len(outcome) == 1, outcome
         assert outcome[0] == "done" or "closed" in outcome[0] or "another call" in outcome[0], outcome
@@ -105,13 +105,13 @@ def test_a_partial_reset_never_reports_a_failed_env_as_healthy():
     _testing._inject_fault(env._native._vec, 1)
     with pytest.raises(RuntimeError, match="env 1: injected fault"):
         env.step(np.ones(3, dtype=np.int64))
-    # Left alone by a partial reset, env 1 has no state to report: refused before dispatch (at
-    # 21ff9e8 its row came back staged, with its stale stack).
+    # Left alone by a partial reset, env 1 has no state to report: refused before dispatch (not a staged
+    # row with its stale stack).
     with pytest.raises(RuntimeError, match="env 1 failed in an earlier step"):
         env.reset(seed=1, options={"reset_mask": np.array([True, False, False])})
     env.reset(seed=1, options={"reset_mask": np.array([True, True, False])})  # with it: rebuilt
-    # A failure in the steps a partial reset drops: that env's row is reported failed, zeros (at
-    # 21ff9e8: memory no env wrote).
+    # A failure in the steps a partial reset drops: that env's row is reported failed, zeros (not
+    # memory no env wrote).
     native = env._native
     _testing._inject_fault(native._vec, 2)
     native.send(np.ones(3, dtype=np.int64))
@@ -124,8 +124,8 @@ def test_a_partial_reset_never_reports_a_failed_env_as_healthy():
 
 @pytest.mark.tsan
 def test_pending_and_render_from_another_thread_are_synchronised():
-    # At 21ff9e8 `pending` read a plain bool that recv wrote without the GIL, and render read the
-    # envs' busy flags without being the engine's caller: ThreadSanitizer reports both.
+    # `pending` as a plain bool that recv writes without the GIL, or render reading the envs' busy flags
+    # without being the engine's caller: ThreadSanitizer reports either.
     env = AleNativeVecEnv("pong", 2, num_threads=2, seed=0)
     env.reset()
     stop, seen = threading.Event(), []
@@ -189,7 +189,7 @@ def test_a_signal_handlers_calls_during_a_wait_are_refused_or_deferred():
 
 
 def test_switching_resets_ahead_on_twice_loses_no_prepare():
-    # At 21ff9e8 the second switch dropped each env's queued prepare and never queued it again.
+    # The defect guarded: a second switch dropping each env's queued prepare, never queued again.
     env = AleVectorEnv("pong", 4, num_threads=2)
     vec = env._native._vec
     env.reset(seed=0)
@@ -206,7 +206,7 @@ def test_switching_resets_ahead_on_twice_loses_no_prepare():
 @pytest.mark.sanitizers  # tests/sanitize.sh's CI tier runs it all the same
 def test_exit_with_prepares_running_is_clean():
     # The idle threads may be inside a prepare when the process exits without closing its envs: the
-    # jobs own what they touch (at 21ff9e8 a function-local static they read was destroyed under them).
+    # jobs own what they touch (a function-local static they read would be destroyed under them).
     for game in ("space_invaders", "asterix"):
         proc = _python(f"""
             import numpy as np
@@ -252,7 +252,7 @@ def test_xla_steps_and_python_calls_on_one_env_never_take_each_others_batch(cls)
         stop.set()
         other.join()
     assert python_errors and "took a batch" not in python_errors
-    # At 21ff9e8 the Python recv took the XLA step's batch between its send and its recv.
+    # The defect guarded: the Python recv taking the XLA step's batch between its send and its recv.
     assert len(xla_errors) < 100 and all("another call is using this engine" in e for e in xla_errors), xla_errors[:3]
     env.close()
 
@@ -275,7 +275,7 @@ def test_a_worker_moved_while_it_sleeps_stays_where_it_was_put():  # Linux (its 
     # Two engines in one process, stepped with gaps longer than their workers' spin: the workers sleep,
     # and each wake-up is steered (kept off the caller's CPU, then given back). Then their threads are
     # moved to one CPU, as `taskset -a -p` or a scheduler does, and stepped on with gaps: each stays
-    # there. Before 1e4db67 a waking worker restored the CPUs it had recorded, undoing the move.
+    # there: a waking worker that restored the CPUs it had recorded would undo the move.
     before = _workers()
     ale = AtariVectorEnv("breakout", 2, num_threads=2)
     sb3 = AleNativeVecEnv("pong", 2, num_threads=2, seed=0)  # their workers have every CPU, as this thread

@@ -34,8 +34,8 @@ BAD = [
     ({"obs_type": E.ObsType.RAM, "stack_num": 2}, "stack_num", ONE_FRAME),
     ({"img_height": 4096, "img_width": 4096, "grayscale": False, "stack_num": 50}, "stack_num",
      r"small enough that an observation \(2516582400 bytes\) stays under 2\^31 bytes"),
-    # Sizes past int's range: checked before the engine sizes anything (before 1e4db67 its frame size
-    # overflowed, an undefined int, and its resize was built for 2^31 rows first).
+    # Sizes past int's range: checked before the engine sizes anything (else its frame size overflows,
+    # an undefined int, and its resize is built for 2^31 rows first).
     ({"img_height": 2**31 - 1, "img_width": 2**31 - 1}, "img_height", r"in \[1, 4096\]"),
     ({"img_height": 4096, "img_width": 4096, "grayscale": False, "stack_num": 2**31 - 1}, "stack_num",
      r"small enough that an observation \(108086391006560256 bytes\) stays under 2\^31 bytes"),

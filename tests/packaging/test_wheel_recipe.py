@@ -97,7 +97,7 @@ def here(target: str, work: Path) -> dict:
         facts["compiler"] = env.get("CXX", "this machine's g++")
         facts["tag"] = f"manylinux_{wheel_recipe.glibc_floor().replace('.', '_')} or older (auditwheel's)"
         facts["repair"] = " ".join(wheel_recipe.repair_command(Path("WHEEL"), Path("DIST")))  # what it runs
-        requires, command = wheel_checks.wheel_tests()
+        _, command = wheel_checks.wheel_tests()
         qemu = f"tests/native/aarch64_wheel.sh under qemu (CPython {', '.join(wheel_checks.ARM64_VERSIONS)})"
         facts["tests"] = "python " + " ".join(command) if target == "linux-x86_64" else qemu
         return facts
@@ -134,7 +134,7 @@ def cross_link(target, work: Path) -> list:
 
 def runner(target: str) -> dict:
     """What cibuildwheel on a real runner builds by, from pyproject.toml (build_support/wheel_recipe.py)."""
-    system, arch, _ = wheel_recipe.TARGETS[target]
+    system = wheel_recipe.TARGETS[target][0]
     options = wheel_recipe.config(system)
     env = wheel_recipe.environment(target)
     facts = {"CPython": " ".join(f"3.{name.split('-')[0][3:]}" for name in wheel_recipe.identifiers(target))}

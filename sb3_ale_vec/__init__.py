@@ -53,7 +53,7 @@ def __getattr__(name: str):
             if error.name != "stable_baselines3":
                 raise
             raise ImportError(f"sb3_ale_vec.{name} needs Stable-Baselines3: pip install \"sb3-ale-vec[sb3]\" "
-                              "(torch first: pip install torch==2.13.0 on these machines)") from error
+                              "(with the torch build you want installed first)") from error
         value = getattr(module, name)
         globals()[name] = value
         return value

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The 16-thread figures (docs/benchmarks.md) on the device machine: Python 3.12, no network, so
-# everything travels as cp312 wheels in .whl/ (ignored by git, named in the run's `carry`).
+# The 16-thread figures (docs/benchmarks.md) on a machine with many cores and no network: Python 3.12,
+# so everything travels as cp312 wheels in .whl/ (ignored by git).
 #
-#   bash tools/device_bench.sh prepare ../r21     # here: the wheels of this tree and of the tree to compare
-#   run(command="bash tools/device_bench.sh run", carry=[".whl"], timeout_s=560)    # there
-#   bash tools/device_bench.sh run 2 0.1          # here, a dry run (this venv's build, ../r21 as --old)
+#   bash tools/device_bench.sh prepare OLD_TREE   # here: the wheels of this tree and of the tree to compare
+#   bash tools/device_bench.sh run                # there, with this tree and .whl/ copied over; results in $OUT
+#   OLD=OLD_TREE bash tools/device_bench.sh run 2 0.1   # here, a dry run (this venv's build, OLD_TREE as --old)
 #
-# `run [THREADS] [SCALE]` measures, each phase bounded so that what ran comes back: the side-by-side
+# `run [THREADS] [SCALE]` measures, each phase bounded so that what ran is kept: the side-by-side
 # table (Breakout, Pong, N = 16, 64, resets ahead on and inline, SB3's front-end, the --old build,
 # ale-py, both act() limits), then the loops users run (bench.loops: tight, idle:1, busy:1), then
-# `bench --ppo` on the GPU. Outputs go to $OUT (the device tool's folder that comes back).
+# `bench --ppo` on the GPU. Outputs go to $OUT (default /tmp/device_bench).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-run}
@@ -37,7 +37,7 @@ if [ -n "${OUT:-}" ]; then  # there (the device tool sets OUT): install the carr
   export PYTHONPATH=/tmp/site
   old=/tmp/old
 else
-  old=${OLD:-../r21} OUT=/tmp/device_bench
+  old=${OLD:?the tree to compare with: OLD=TREE} OUT=${OUT:-/tmp/device_bench}
 fi
 mkdir -p "$OUT"
 old=$(cd "$old" && pwd)

@@ -31,13 +31,13 @@ if [ "$what" = prepare ]; then
 fi
 
 threads=${2:-16} scale=${3:-1}
-if [ -n "${OUT:-}" ]; then  # there (the device tool sets OUT): install the carried wheels
+if [ -n "${OUT:-}" ]; then  # there (OUT given: the folder the results go to): install the carried wheels
   pip() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir "$@"; }
   pip --target /tmp/site .whl/*.whl .whl/new/*.whl && pip --target /tmp/old .whl/old/*.whl || exit 1
   export PYTHONPATH=/tmp/site
   old=/tmp/old
 else
-  old=${OLD:?the tree to compare with: OLD=TREE} OUT=${OUT:-/tmp/device_bench}
+  old=${OLD:?the tree to compare with: OLD=TREE} OUT=/tmp/device_bench
 fi
 mkdir -p "$OUT"
 old=$(cd "$old" && pwd)

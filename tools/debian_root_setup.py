@@ -19,20 +19,27 @@ import time
 import urllib.request
 from pathlib import Path
 
+import debian_root_arm64
+
 MIRROR = "http://deb.debian.org/debian"
 started = time.monotonic()
 
-# Each root: its release, the packages it gets, and its CPythons (version: interpreter inside the root).
-# `build` names CPythons built inside: version -> (release whose source package gives it, package name).
+# Each root: its release and architecture, the packages it gets, and its CPythons (version: interpreter
+# inside the root). `build` names CPythons built inside: version -> (release whose source package gives
+# it, package name); `cross` the same for arm64, cross-compiled in the amd64 root named `cross_in`.
+BULLSEYE_LIBRARIES = ["ca-certificates", "libssl1.1", "libffi7", "zlib1g", "libbz2-1.0", "liblzma5", "libsqlite3-0",
+                      "libreadline8", "libncursesw6", "libuuid1", "libgdbm6"]
+SID_PACKAGES = ["ca-certificates", "python3.13", "python3.13-venv", "python3.14", "python3.14-venv"]
+SID_PYTHONS = {"3.13": "/usr/bin/python3.13", "3.14": "/usr/bin/python3.14"}
 ROOTS = {
-    "bullseye": {"suite": "bullseye", "glibc": "2.31",
-                 "packages": ["ca-certificates", "libssl1.1", "libffi7", "zlib1g", "libbz2-1.0", "liblzma5",
-                              "libsqlite3-0", "libreadline8", "libncursesw6", "libuuid1", "libgdbm6"],
-                 "pythons": {"3.11": "/opt/python3.11/bin/python3.11"},
-                 "build": {"3.11": ("bookworm", "python3.11")}},
-    "sid": {"suite": "sid", "glibc": "2.43",
-            "packages": ["ca-certificates", "python3.13", "python3.13-venv", "python3.14", "python3.14-venv"],
-            "pythons": {"3.13": "/usr/bin/python3.13", "3.14": "/usr/bin/python3.14"}, "build": {}},
+    "bullseye": {"suite": "bullseye", "arch": "amd64", "packages": BULLSEYE_LIBRARIES,
+                 "pythons": {"3.11": "/opt/python3.11/bin/python3.11", "3.13": "/opt/python3.13/bin/python3.13"},
+                 "build": {"3.11": ("bookworm", "python3.11"), "3.13": ("trixie", "python3.13")}},
+    "sid": {"suite": "sid", "arch": "amd64", "packages": SID_PACKAGES, "pythons": SID_PYTHONS, "build": {}},
+    "bullseye-arm64": {"suite": "bullseye", "arch": "arm64", "packages": BULLSEYE_LIBRARIES,
+                       "pythons": {"3.11": "/opt/python3.11/bin/python3.11"}, "build": {},
+                       "cross": {"3.11": ("bookworm", "python3.11")}, "cross_in": "bullseye"},
+    "sid-arm64": {"suite": "sid", "arch": "arm64", "packages": SID_PACKAGES, "pythons": SID_PYTHONS, "build": {}},
 }
 # What a CPython's configure needs for the modules pip and the tests use (ssl, ctypes, zlib, lzma, ...).
 CPYTHON_BUILD_DEPS = ["build-essential", "libssl-dev", "zlib1g-dev", "libffi-dev", "libbz2-dev", "liblzma-dev",
@@ -49,8 +56,16 @@ def cache_dir(cache: Path | None = None) -> Path:
     return Path(cache) if cache else Path.home() / ".cache" / "sb3-ale-vec"
 
 
-def root_path(name: str, arch: str, cache: Path | None = None) -> Path:
-    return cache_dir(cache) / "roots" / f"{name}-{arch}"
+def root_path(name: str, cache: Path | None = None) -> Path:
+    return cache_dir(cache) / "roots" / f"{ROOTS[name]['suite']}-{ROOTS[name]['arch']}"
+
+
+def try_lock(file) -> bool:
+    try:
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -59,9 +74,7 @@ def mounted(root: Path):
     done = []
     # One run per root at a time: another's unmount at its end would pull /dev from under this one.
     lock = (root.parent / f"{root.name}.lock").open("w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not try_lock(lock):
         say(f"{root.name}: another run is using it; waiting")
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
@@ -159,15 +172,23 @@ def purge_compilers(root: Path, log: Path) -> None:
         sys.exit(f"{root.name}: compilers left after the purge: {left.split()}")
 
 
-def make_root(name: str, arch: str = "amd64", cache: Path | None = None) -> Path:
+def make_root(name: str, cache: Path | None = None) -> Path:
     """The root, made or completed: debootstrap, packages, CPythons built inside, compilers purged."""
     spec = ROOTS[name]
-    root = root_path(name, arch, cache)
-    log = root.parent / f"{name}-{arch}.log"
+    arch = spec["arch"]
+    root = root_path(name, cache)
+    log = root.with_name(root.name + ".log")
     root.parent.mkdir(parents=True, exist_ok=True)
     begun = time.monotonic()
+    if arch == "arm64":
+        debian_root_arm64.binfmt()
+    # One run makes a root at a time: two debootstraps into one folder fail each other.
+    making = (root.parent / f"{root.name}.make.lock").open("w")
+    if not try_lock(making):
+        say(f"{root.name}: another run is making it; waiting")
+        fcntl.flock(making, fcntl.LOCK_EX)
     if not root.exists():
-        say(f"{name}-{arch}: debootstrap {spec['suite']} (a minute or two; log: {log})")
+        say(f"{root.name}: debootstrap {spec['suite']} (minutes; under qemu for arm64; log: {log})")
         partial = root.with_name(root.name + ".tmp")
         shutil.rmtree(partial, ignore_errors=True)
         with log.open("a") as out:
@@ -180,18 +201,27 @@ def make_root(name: str, arch: str = "amd64", cache: Path | None = None) -> Path
         # A mirror that serves a snapshot keeps a release's Release file past its Valid-Until (sid's: a week).
         (root / "etc" / "apt" / "apt.conf.d" / "99snapshot").write_text('Acquire::Check-Valid-Until "false";\n')
         if not (marks / "packages").exists():
-            say(f"{name}-{arch}: apt-get install {' '.join(spec['packages'])}")
+            say(f"{root.name}: apt-get install {' '.join(spec['packages'])}")
             chroot(root, f"apt-get update -q && apt-get install -y -q {' '.join(spec['packages'])}", log)
             (marks / "packages").touch()
         for version, (suite, package) in spec["build"].items():
             if not (marks / f"cpython-{version}").exists():
+                (marks / "purged").unlink(missing_ok=True)  # its build installs the compilers again
                 build_cpython(root, version, suite, package, cache_dir(cache) / "downloads", log)
                 (marks / f"cpython-{version}").touch()
         if spec["build"] and not (marks / "purged").exists():
-            say(f"{name}-{arch}: purging the compilers CPython's build needed")
+            say(f"{root.name}: purging the compilers CPython's build needed")
             purge_compilers(root, log)
             (marks / "purged").touch()
-    say(f"{name}-{arch}: ready ({time.monotonic() - begun:.0f} s this run)")
+        for version, (suite, package) in spec.get("cross", {}).items():
+            if not (marks / f"cpython-{version}").exists():
+                amd64 = make_root(spec["cross_in"], cache)  # its CPython of the version is the build Python
+                tarball = source_tarball(suite, package, cache_dir(cache) / "downloads")
+                with mounted(amd64):
+                    debian_root_arm64.cross_build_cpython(amd64, root, version, tarball, log)
+                (marks / f"cpython-{version}").touch()
+    making.close()
+    say(f"{root.name}: ready ({time.monotonic() - begun:.0f} s this run)")
     return root
 
 

@@ -1,21 +1,26 @@
-"""The Linux x86-64 wheels run on the oldest and newest glibc Debian's archive serves here:
-python tools/debian_roots.py [--roots bullseye,sid] [--wheels DIR] [--cache DIR] [--docs]
+"""The Linux wheels run on the oldest and newest glibc Debian's archive serves here, x86-64 and AArch64:
+python tools/debian_roots.py [--roots bullseye,sid,bullseye-arm64,sid-arm64] [--wheels DIR] [--cache DIR] [--docs]
 
-    --roots    which roots (tools/debian_root_setup.py): bullseye (Debian 11, glibc 2.31, libpthread and
-               libdl still apart from libc; CPython 3.11 built inside from bookworm's source package) and
-               sid (glibc 2.43; Debian's CPython 3.13 and 3.14, and this machine's pyenv CPythons of the
-               other versions copied in: --no-host-pythons leaves them out)
+    --roots    which roots (tools/debian_root_setup.py), all four by default: bullseye (Debian 11, glibc 2.31,
+               libpthread and libdl still apart from libc; CPython 3.11 and 3.13 built inside from bookworm's
+               and trixie's source packages) and sid (glibc 2.43; Debian's CPython 3.13 and 3.14, and this
+               machine's pyenv CPythons of the other versions copied in: --no-host-pythons leaves them out),
+               each for amd64, and for arm64 under qemu-user: sid-arm64 (Debian's 3.13 and 3.14) and
+               bullseye-arm64 (CPython 3.11 cross-compiled by bullseye's own cross compiler)
     --wheels   the folder of wheels (default dist/, where tools/wheels.py writes them); each
-               *manylinux*_x86_64.whl runs in every root that has a CPython of its version
+               *manylinux*_x86_64.whl runs in every amd64 root that has a CPython of its version, each
+               *manylinux*_aarch64.whl in every arm64 root that has one; the others are compared by link
     --cache    where the roots are kept (default ~/.cache/sb3-ale-vec; the roots under roots/)
     --docs     rewrite docs/building.md's table of where the wheels ran from this run
 
-Needs root (debootstrap, chroot, mount) and debootstrap (apt-get install debootstrap). Each run, per wheel
-and CPython: a fresh venv inside the root, the wheel installed with pip from PyPI's binaries only (numpy,
-Gymnasium and ale-py's own wheel beside it) while the root has no compiler (checked; CC=false CXX=false
-too), and tools/wheel_checks.py's selection of the suite run outside the source tree, which compares
-frames with ale-py's AtariVectorEnv. Making the roots takes minutes (bullseye's CPython build most of
-it); they are cached, so a second run only installs and tests."""
+Needs root (debootstrap, chroot, mount), debootstrap, and for arm64 qemu-user-static and binfmt-support
+(apt-get install debootstrap qemu-user-static binfmt-support). Each run, per wheel and CPython: a fresh
+venv inside the root, the wheel installed with pip from PyPI's binaries only (numpy, Gymnasium and
+ale-py's own wheel for the root's architecture beside it; for arm64 fetched here first and installed
+offline there) while the root has no compiler (checked; CC=false CXX=false too), and
+tools/wheel_checks.py's selection of the suite run outside the source tree, which compares frames with
+ale-py's AtariVectorEnv. Making the roots takes minutes (the CPython builds most of it); they are
+cached, so a second run only installs and tests."""
 
 import argparse
 import os
@@ -35,6 +40,7 @@ import wheel_checks  # noqa: E402  (which tests a wheel runs, and the docs' tabl
 
 TABLE_BEGIN, TABLE_END = "<!-- roots: tools/debian_roots.py --docs -->", "<!-- /roots -->"
 TEST_SOURCES = ("tests", "build_support", "pyproject.toml")  # what the checks need beside the wheel
+QEMU_ARGS: list = []  # what the checks leave out under qemu (none: the whole set fits)
 
 
 def wheel_python(wheel: Path) -> str:
@@ -103,30 +109,56 @@ def counts(text: str) -> dict:
             + found.get("error", 0), "skipped": found.get("skipped", 0), "summary": summary.strip("= ")}
 
 
-def check(root: Path, wheel: Path, interpreter: str, requires: list, command: list, log: Path) -> dict:
+def fetch_arm64(wheel: Path, requires: list, version: str, glibc: str, out: Path, log: Path) -> None:
+    """The wheel's and the checks' requirements for aarch64 fetched here, for an offline install in the
+    root: pip inside qemu resolves and downloads many times slower (debian_root_arm64's measures)."""
+    tag = version.replace(".", "")
+    # Each manylinux level up to the root's glibc: pip does not widen a --platform to the older ones.
+    platforms = [f"--platform=manylinux_2_{minor}_aarch64" for minor in range(17, int(glibc.split(".")[1]) + 1)]
+    command = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(out), *platforms,
+               "--python-version", version, "--implementation", "cp", "--abi", f"cp{tag}", "--abi", "abi3",
+               "pip", str(wheel), *requires]
+    with log.open("a") as output:
+        output.write(f"\n$ {shlex.join(command)}\n")
+        output.flush()
+        subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, check=True)
+
+
+def check(root: Path, wheel: Path, interpreter: str, requires: list, command: list, log: Path,
+          arch: str = "amd64", glibc: str = "") -> dict:
     """The wheel installed in a fresh venv inside the root, with no compiler, and its checks run."""
     inside = f"/tmp/wheel-checks-{os.getpid()}"  # its own folder: two runs may share a root
     work = root / inside.lstrip("/")
     shutil.rmtree(work, ignore_errors=True)
     (work / "src").mkdir(parents=True)
     shutil.copy(wheel, work / wheel.name)
+    venv = f"{inside}/venv"
+    pip = f"{venv}/bin/python -m pip install -q"
+    make_venv = f"{interpreter} -m venv {venv} && {pip} --upgrade pip"
+    if arch == "arm64":  # byte-compiling under qemu took most of an install: none, and pip run from its wheel
+        fetch_arm64(wheel, requires, wheel_python(wheel), glibc, work / "wheels", log)
+        pip += f" --no-index --find-links {inside}/wheels --no-compile"
+        make_venv = (f"{interpreter} -m venv --without-pip {venv} && "
+                     f"{venv}/bin/python $(echo {inside}/wheels/pip-*.whl)/pip install -q --no-index --no-compile "
+                     f"--find-links {inside}/wheels pip")
     for name in TEST_SOURCES:
         (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, work / "src" / name)
     compilers = setup.chroot(root, f"for c in {' '.join(setup.COMPILERS)}; do command -v $c || true; done").stdout
     if compilers.strip():
         sys.exit(f"{root.name} has a compiler ({compilers.split()}): the wheel must install without one")
     env = {"CC": "false", "CXX": "false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    venv = f"{inside}/venv"
-    setup.chroot(root, f"{interpreter} -m venv {venv} && {venv}/bin/python -m pip install -q --upgrade pip && "
-                       f"{venv}/bin/python -m pip install -q --only-binary :all: {inside}/{wheel.name} "
-                       f"{shlex.join(requires)}", log, env)
+    begun = time.monotonic()
+    setup.chroot(root, f"{make_venv} && {pip} --only-binary :all: {inside}/{wheel.name} {shlex.join(requires)}",
+                 log, env)
+    installed = round(time.monotonic() - begun)
     versions = setup.chroot(root, f"{venv}/bin/python -m pip list --format=freeze | "
                                   "grep -iE '^(ale-py|numpy|gymnasium|sb3-ale-vec)=='", env=env).stdout.split()
     begun = time.monotonic()
     done = setup.chroot(root, f"cd {inside}/src && {venv}/bin/python {shlex.join(command)}", log, env,
                         check=False)
     result = counts(log.read_text().rsplit("\n$ ", 1)[-1])
-    result.update(seconds=round(time.monotonic() - begun), rc=done.returncode, versions=versions)
+    result.update(seconds=round(time.monotonic() - begun), rc=done.returncode, versions=versions,
+                  install_seconds=installed)
     shutil.rmtree(work, ignore_errors=True)
     return result
 
@@ -147,9 +179,12 @@ def merged(doc: str, text: str) -> str:
     return "\n".join(text.splitlines()[:2] + sorted(kept + new, key=key)) + "\n"
 
 
+ARCH_SUFFIX = {"amd64": "x86_64", "arm64": "aarch64"}  # a root's architecture -> its wheels' platform tag's
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--roots", default="bullseye,sid")
+    parser.add_argument("--roots", default=",".join(setup.ROOTS))
     parser.add_argument("--wheels", type=Path, default=ROOT / "dist")
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--no-host-pythons", action="store_true")
@@ -158,45 +193,53 @@ def main() -> None:
     names = [n for n in args.roots.split(",") if n]
     if unknown := set(names) - set(setup.ROOTS):
         parser.error(f"unknown roots {sorted(unknown)}; known: {sorted(setup.ROOTS)}")
-    wheels = sorted(args.wheels.glob("*manylinux*_x86_64.whl"))
-    if not wheels:
-        sys.exit(f"no *manylinux*_x86_64.whl in {args.wheels} (python tools/wheels.py --target linux-x86_64 ...)")
+    wheels = {arch: sorted(args.wheels.glob(f"*manylinux*_{suffix}.whl")) for arch, suffix in ARCH_SUFFIX.items()}
+    for arch in {setup.ROOTS[n]["arch"] for n in names}:
+        if not wheels[arch]:
+            sys.exit(f"no *manylinux*_{ARCH_SUFFIX[arch]}.whl in {args.wheels} "
+                     f"(python tools/wheels.py --target linux-{ARCH_SUFFIX[arch]} ...)")
     requires, command = wheel_checks.wheel_tests()  # the one list every wheel is checked by
-    setup.say(f"{len(wheels)} wheels, roots {', '.join(names)}; checks: python {shlex.join(command)}")
+    setup.say(f"{sum(map(len, wheels.values()))} wheels, roots {', '.join(names)}; checks: python "
+              f"{shlex.join(command)} (under qemu: {shlex.join(QEMU_ARGS) or 'all of them'})")
     rows = []
     for name in names:
-        root = setup.make_root(name, "amd64", args.cache)
-        pythons = dict(setup.ROOTS[name]["pythons"])
+        spec = setup.ROOTS[name]
+        root = setup.make_root(name, args.cache)
+        pythons, arch = dict(spec["pythons"]), spec["arch"]
+        mine = wheels[arch]
+        label = f"Debian {spec['suite']} {arch}"
         with setup.mounted(root):
             if name == "sid" and not args.no_host_pythons:  # a newer glibc runs what this machine's built
-                wanted = {wheel_python(w) for w in wheels} - set(pythons)
+                wanted = {wheel_python(w) for w in mine} - set(pythons)
                 pythons.update({v: copy_host_python(root, f) for v, f in host_pythons(wanted).items()})
             glibc = setup.glibc_version(root)
             ran, absent = [], []
-            for wheel in wheels:
+            for wheel in mine:
                 version = wheel_python(wheel)
                 if version not in pythons:
                     absent.append(wheel)
                     continue
                 full = setup.python_version(root, pythons[version])
-                log = root.parent / f"{name}-checks-{wheel.stem}.log"
+                log = root.parent / f"{root.name}-checks-{wheel.stem}.log"
                 log.write_text("")
-                setup.say(f"{name} (glibc {glibc}), CPython {full}: {wheel.name} (log: {log})")
-                result = check(root, wheel, pythons[version], requires, command, log)
-                setup.say(f"  {result['summary'] or 'no pytest summary'} ({result['seconds']} s); "
-                          f"{' '.join(result['versions'])}")
+                setup.say(f"{root.name} (glibc {glibc}), CPython {full}: {wheel.name} (log: {log})")
+                checks = command + QEMU_ARGS if arch == "arm64" else command
+                result = check(root, wheel, pythons[version], requires, checks, log, arch, glibc)
+                setup.say(f"  {result['summary'] or 'no pytest summary'} ({result['seconds']} s; installed in "
+                          f"{result['install_seconds']} s); {' '.join(result['versions'])}")
                 tag = wheel.name[:-4].split("-", 4)[4]
                 origin = " (this machine's)" if pythons[version].startswith(str(Path.home())) else ""
+                origin = " (cross-compiled)" if version in spec.get("cross", {}) else origin
                 rows.append({"file": wheel.name, "size_kib": wheel.stat().st_size // 1024, "tag": tag,
-                             "root": f"Debian {name}", "glibc": glibc, "python": full + origin, **result})
+                             "root": label, "glibc": glibc, "python": full + origin, **result})
                 if not (result["failed"] or result["rc"]):
                     ran.append(wheel)
             for wheel in absent:  # no CPython of its version there: its link compared with those that ran
                 same = links_as(wheel, ran)
-                setup.say(f"{name}: no CPython {wheel_python(wheel)}, {wheel.name} not run; "
+                setup.say(f"{root.name}: no CPython {wheel_python(wheel)}, {wheel.name} not run; "
                           f"{same or 'links unlike every wheel that ran there'}")
                 rows.append({"file": wheel.name, "size_kib": wheel.stat().st_size // 1024,
-                             "tag": wheel.name[:-4].split("-", 4)[4], "root": f"Debian {name}", "glibc": glibc,
+                             "tag": wheel.name[:-4].split("-", 4)[4], "root": label, "glibc": glibc,
                              "python": f"none ({same or 'links unlike those that ran'})", "passed": "-",
                              "failed": "-" if same else "link", "skipped": "-", "rc": 0 if same else 1})
     text = table(rows)

@@ -41,16 +41,15 @@ def ale_version() -> str:
         raise SetupError(str(error)) from None
 
 
-def sanitize_flags() -> list:
+def sanitizer() -> str:
     kind = os.environ.get("SB3_ALE_VEC_SANITIZE", "")
     if kind not in native_flags.SANITIZERS:
         raise SetupError(f"SB3_ALE_VEC_SANITIZE={kind!r}: use 'address' or 'thread'")
-    return native_flags.SANITIZERS[kind]
+    return kind
 
 
-def core_sanitize_flags() -> list:
-    sanitize_flags()  # checks the name
-    return native_flags.CORE_SANITIZERS[os.environ.get("SB3_ALE_VEC_SANITIZE", "")]
+def sanitize_flags() -> list:
+    return native_flags.SANITIZERS[sanitizer()]
 
 
 def is_msvc(compiler) -> bool:
@@ -94,43 +93,80 @@ class BuildClib(build_clib):
         src = patched_source_dir(version) / "src"  # with our changes (build_support/ale_patches.py)
         generated = Path(self.build_temp) / "ale-generated"
         ale_core.write_version_hpp(src, generated, version)
-        if sanitize_flags() and is_msvc(self.compiler):
+        if sanitizer() and is_msvc(self.compiler):
             raise SetupError("SB3_ALE_VEC_SANITIZE needs GCC or Clang")
         self.ale_include_dirs = [str(src), str(generated), *zlib_dirs()[0]]
-        flags = [*native_flags.core_flags(is_msvc(self.compiler)), *core_sanitize_flags()]
         cxx = getattr(self.compiler, "compiler_cxx", None) or [getattr(self.compiler, "cc", "cl.exe")]  # MSVC: cl
-        version_text = compiler_version(cxx)
+        self.ale_library = self.provide_core(name, version, src, cxx, compiler_version(cxx), sanitizer())
+
+    def recipe(self, version: str, cxx: list, version_text: str, kind: str) -> tuple:
+        """What shapes the core built for sanitizer `kind` ("": the release core): its cache key's inputs, its
+        flags, the compiler's kind where a profile-guided build is wanted ("gcc", "clang"; None: not wanted),
+        whether it is profile-guided, the ROMs it trains on and Clang's llvm-profdata."""
+        flags = [*native_flags.core_flags(is_msvc(self.compiler)), *native_flags.CORE_SANITIZERS[kind]]
         roms = pgo_build.training_roms()
-        wanted = os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags() and bool(roms)
-        kind = pgo_build.compiler_kind(version_text) if wanted else None  # MSVC: none (see build_support/pgo.py)
-        self.profdata = self.clang_profdata(cxx, version_text, flags) if kind == "clang" else None
-        pgo = kind == "gcc" or bool(self.profdata)
-        plain = native_flags.CORE_UNINSTRUMENTED.get(os.environ.get("SB3_ALE_VEC_SANITIZE", ""))
+        wanted = os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not kind and bool(roms)
+        pgo_kind = pgo_build.compiler_kind(version_text) if wanted else None  # MSVC: none (see build_support/pgo.py)
+        profdata = self.clang_profdata(cxx, version_text, flags) if pgo_kind == "clang" else None
+        pgo = pgo_kind == "gcc" or bool(profdata)
         inputs = {"ale": version, "sdist_sha256": pinned(version)[1], "patches_sha256": patches_sha256(),
                   "compiler": getattr(self.compiler, "compiler_so", cxx),
                   "compiler_cxx": cxx, "compiler_version": version_text, "flags": flags,
-                  "pgo": pgo and pgo_build.key(kind, roms, native_flags.pgo_use(kind, "FILE")),
-                  **({"uninstrumented": plain} if plain else {})}
-        self.ale_library = core_path(version, core_key(**inputs), self.compiler.library_filename(name))
-        if self.ale_library.is_file():
-            print(f"reusing ALE's core from the cache: {self.ale_library}")
-            return
+                  "pgo": pgo and pgo_build.key(pgo_kind, roms, native_flags.pgo_use(pgo_kind, "FILE"))}
+        return inputs, flags, pgo_kind, pgo, roms, profdata
+
+    def provide_core(self, name: str, version: str, src: Path, cxx: list, version_text: str, kind: str) -> Path:
+        """The core for sanitizer `kind` ("": the release core) from the cache, or built into it. The part a
+        sanitizer leaves alone (native_flags.CORE_UNINSTRUMENTED) is the release core's objects, taken from
+        its archive (built first where the cache lacks it): ALE's emulator is compiled once, not per sanitizer."""
+        inputs, flags, pgo_kind, pgo, roms, profdata = self.recipe(version, cxx, version_text, kind)
+        filename = self.compiler.library_filename(name)
+        plain = native_flags.CORE_UNINSTRUMENTED.get(kind)
+        release = None
+        if plain:  # the release core's key names its objects: a new release core makes a new one here
+            release = core_path(version, core_key(**self.recipe(version, cxx, version_text, "")[0]), filename)
+            inputs["uninstrumented"] = {"part": plain, "from": release.parent.name}
+        library = core_path(version, core_key(**inputs), filename)
+        if library.is_file():
+            print(f"reusing ALE's core from the cache: {library}")
+            return library
+        if release and not release.is_file():
+            print(f"building the release core first: the {kind} core takes its {plain} objects from it")
+            self.provide_core(name, version, src, cxx, version_text, "")
         self.check_compiler(cxx, version_text, flags)
-        if kind == "gcc" and not self.accepts(flags + native_flags.pgo_use("gcc")):
+        if pgo_kind == "gcc" and not self.accepts(flags + native_flags.pgo_use("gcc")):
             print(f"note: {cxx[0]} lacks -fprofile-partial-training (GCC 10+): no profile-guided build")
             pgo = False
-        elif not pgo and kind != "clang" and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not sanitize_flags():
+        elif not pgo and pgo_kind != "clang" and os.environ.get("SB3_ALE_VEC_PGO", "1") != "0" and not kind:
             print("note: building ALE's core without profile guidance (needs GCC, or Clang with its "
                   "llvm-profdata, and ale-py)")
-        sources = ale_core.core_sources(src)
-        alone = [str(s) for s in sources if s.parent.name == plain]  # native_flags.CORE_UNINSTRUMENTED
-        objects = self.compile_core([str(s) for s in sources if str(s) not in alone], flags, roms if pgo else [], kind)
-        if alone:  # the sanitizer leaves these alone: the core's own flags only
-            objects += self.compiler.compile(alone, output_dir=self.build_temp, include_dirs=self.ale_include_dirs,
-                                             extra_postargs=native_flags.core_flags(False))
+        self.profdata = profdata
+        sources = [str(s) for s in ale_core.core_sources(src)]
+        alone = [s for s in sources if Path(s).parent.name == plain]
+        objects = self.compile_core([s for s in sources if s not in alone], flags, roms if pgo else [], pgo_kind)
+        if alone:
+            objects += self.release_objects(release, alone)
+        built = Path(self.build_clib) / filename
+        built.unlink(missing_ok=True)  # ar adds to an archive that is there: the release core's, just built
         self.compiler.create_static_lib(objects, name, output_dir=self.build_clib)
-        publish_file(Path(self.build_clib) / self.compiler.library_filename(name), self.ale_library, inputs)
-        print(f"ALE's core is cached as {self.ale_library}")
+        publish_file(built, library, inputs)
+        print(f"ALE's core is cached as {library}")
+        return library
+
+    def release_objects(self, release: Path, sources: list) -> list:
+        """The objects of `sources` as the release core's archive holds them, by name (ALE's file names are
+        distinct): extracted into a folder of their own."""
+        names = [Path(o).name for o in self.compiler.object_filenames(sources)]
+        ar = self.compiler.archiver[0]
+        held = subprocess.run([ar, "t", str(release)], capture_output=True, text=True, check=True).stdout.split()
+        missing = sorted(set(names) - set(held))
+        if missing or len(set(held)) != len(held) or len(set(names)) != len(names):
+            raise SetupError(f"{release}: not one member each for {', '.join(missing) or 'the uninstrumented part'}")
+        out = Path(self.build_temp) / "release-objects"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        subprocess.run([ar, "x", str(release), *names], cwd=out, check=True)
+        return [str(out / n) for n in names]
 
     def accepts(self, flags: list, link: bool = False) -> bool:
         probe = Path(self.build_temp) / "probe" / "cxx17.cpp"

@@ -24,15 +24,21 @@ SANITIZERS = {
 # (the tests marked nosan keep away from the ROM that has it), and UBSan's checks made the core's -O3
 # build slow: ALE's 12 largest files compiled in 174 s with them, 65 s without (2026-11-27).
 CORE_SANITIZERS = {**SANITIZERS, "address": ["-fsanitize=address", "-fno-omit-frame-pointer", "-g1", "-O1"]}
-# The part of ALE's core a sanitizer leaves alone (compiled with core_flags only): ThreadSanitizer and
-# ALE's emulator proper, src/ale/emucore (the 6502, the TIA, the cartridges). Instrumented, it made each
-# emulated frame about 50 times slower: most of CI's sanitizer minutes, spent after the suite. Each
-# emulator belongs to one env, which one thread steps at a time, and its static tables are built under
-# std::call_once (pthread_once, which TSan intercepts). What TSan still sees: the engine's side of every
-# hand-off of an env between threads, and the rest of ALE's core (the environment and its interface,
-# with our patched shared colour tables). What it no longer sees: a race on an emulator's own memory
-# that no access of the engine to that env races with too. ASan checks all of it.
-CORE_UNINSTRUMENTED = {"thread": "emucore"}
+# The part of ALE's core both sanitizers leave alone: ALE's emulator proper, src/ale/emucore (the 6502,
+# the TIA, the cartridges), linked as the release core's objects (setup.py takes them from its archive),
+# so it is compiled once, not once per sanitizer. Both see the rest of ALE's core (the environment and
+# its interface, with our patched shared colour tables, and the games' settings).
+# TSan: instrumented, the emulator made each emulated frame about 50 times slower: most of CI's sanitizer
+# minutes, spent after the suite. Each emulator belongs to one env, which one thread steps at a time, and
+# its static tables are built under std::call_once (pthread_once, which TSan intercepts). What TSan still
+# sees: the engine's side of every hand-off of an env between threads. What it no longer sees: a race on
+# an emulator's own memory that no access of the engine to that env races with too.
+# ASan: its checks are in the instrumented code's accesses; its malloc, new and memcpy serve the
+# emulator too, so an access of ours past (or after freeing) what the emulator allocated is still caught.
+# What it no longer sees: the emulator's own accesses out of bounds (heap, stack or its globals), or to
+# freed memory, outside memcpy and the like, also where an input of ours led them there (a state restored
+# into another game). That code is ALE's (ale-py's CI runs it under ASan and UBSan).
+CORE_UNINSTRUMENTED = {"thread": "emucore", "address": "emucore"}
 # Our code (not ALE's core): warnings on; no FMA contraction, which would change OpenCV's float results.
 ENGINE_FLAGS = ["-O3", "-Wall", "-Wextra", "-ffp-contract=off"]
 # MSVC: /fp:precise never contracts to FMA (contraction needs /fp:contract); /EHsc: C++ exceptions.

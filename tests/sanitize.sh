@@ -5,7 +5,8 @@
 # Python itself is not instrumented: the sanitizer runtime (and libstdc++, for ASan's exception
 # interceptors) is preloaded. Any report fails the run (halt_on_error).
 # ALE's core comes from the per-user build cache (see setup.py), keyed on the sanitizer flags: a
-# warm cache builds only native/ here; a fresh machine builds the core once per sanitizer.
+# warm cache builds only native/ here; a fresh machine builds the core's instrumented part once per
+# sanitizer. ALE's emulator, which both leave uninstrumented, is the release core's (the install's).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 libstdcxx=$(g++ -print-file-name=libstdc++.so)
@@ -47,6 +48,11 @@ tier="(not slow or sanitizers) and"
 # short since its build leaves ALE's emulator uninstrumented, and one after the other the ASan tests
 # left a core idle. A failing half fails the run.
 logs=$(mktemp -d)
+# The release core before the halves (from the cache where the install built it): both take ALE's emulator
+# from it, and at once they would each build it.
+TIMEFORMAT="== the release core, whose emulator both builds link: %R s, %U + %S CPU-s"
+time (cd "$root" && python setup.py -q build_clib --build-temp "$logs/release" --build-clib "$logs/release" \
+  > "$logs/release.log" 2>&1) || { tail -n 50 "$logs/release.log"; exit 1; }
 # ASan + UBSan: every engine test file (markers, see pyproject.toml).
 run address "$(g++ -print-file-name=libasan.so) $libstdcxx" \
   tests/contract/test_vec_env.py tests/parity/test_frame_stack.py tests/unit/test_properties.py \

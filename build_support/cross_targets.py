@@ -6,10 +6,13 @@ flags, against which Python headers, and how an extension is linked there.
   statically; Python's symbols resolved when the interpreter loads the module (-undefined
   dynamic_lookup, as setuptools links on macOS); zlib from macOS's /usr/lib/libz.1.dylib through a
   text stub (a TAPI .tbd) naming the symbols ALE's core uses.
-- windows-amd64: Debian's MinGW-w64 GCC (the posix thread model: std::thread), the compiler of
+- windows-amd64: MinGW-w64's GCC for the UCRT, the C runtime CPython is built on (Debian sid's, in a
+  Debian root: build_support/mingw_ucrt.py; the posix thread model: std::thread), the compiler of
   tests/native/cross_windows.sh, whose C++ tests run the same code under Wine; libstdc++, libgcc,
   winpthreads and zlib linked in statically; Python's symbols from pythonXY.dll through an import
-  library made here (make_import_library).
+  library made here (make_import_library). The image imports KERNEL32.dll, the UCRT's api-ms-win-crt-*
+  API sets and pythonXY.dll only (build_support/pe_imports.py checks it). CROSS_CXX names another
+  MinGW-w64 g++ (its binutils beside it, by name).
 
 Python's headers: pyenv's CPython 3.X install (its include/ is CPython's platform-independent headers)
 with its Linux pyconfig.h replaced by one for the target (pyconfig_h).
@@ -26,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from build_support import native_flags
+from build_support import mingw_ucrt, native_flags
 
 MACOS_MIN = "13.0"
 
@@ -61,11 +64,18 @@ def _zig(*args: str) -> tuple:
     return (sys.executable, "-m", "ziglang", *args)
 
 
+_WINDOWS_CXX = os.environ.get("CROSS_CXX", mingw_ucrt.COMPILER)
+
+
+def mingw_tool(name: str) -> str:
+    """A binutils program of the Windows compiler's (ar, nm, dlltool): its name beside the compiler's."""
+    return re.sub(r"g\+\+(-posix)?$", name, _WINDOWS_CXX)
+
+
 TARGETS = {
     "macos-arm64": Target("macos-arm64", "darwin", _zig("c++", "-target", f"aarch64-macos.{MACOS_MIN}"),
                           _zig("ar"), f"macosx_{MACOS_MIN.replace('.', '_')}_arm64"),
-    "windows-amd64": Target("windows-amd64", "win32", (os.environ.get("CROSS_CXX", "x86_64-w64-mingw32-g++-posix"),),
-                            ("x86_64-w64-mingw32-ar",), "win_amd64"),
+    "windows-amd64": Target("windows-amd64", "win32", (_WINDOWS_CXX,), (mingw_tool("ar"),), "win_amd64"),
 }
 
 
@@ -75,8 +85,7 @@ def compiler_version(target: Target) -> str:
     try:
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as error:
-        hint = "pip install ziglang" if target.platform == "darwin" else \
-            "apt-get install g++-mingw-w64-x86-64-posix libz-mingw-w64-dev"
+        hint = "pip install ziglang" if target.platform == "darwin" else "python -m build_support.mingw_ucrt (as root)"
         raise RuntimeError(f"{target.name}: the compiler {' '.join(command)} does not run ({error}): {hint}") from None
 
 
@@ -92,7 +101,33 @@ def pyenv_include(version: str) -> Path:
     return found[-1]
 
 
-# What CPython's public headers (3.10-3.13, Include/ less internal/) read from pyconfig.h, by target. A
+def debian_include(version: str, out: Path) -> Path:
+    """CPython 3.X's headers from Debian's libpython3.X-dev, for a version pyenv has none of here (3.14):
+    tools/foreign_python.py's package, checked against its release's index; only its platform-independent
+    headers are used (Debian's pyconfig.h lies in another folder, and is replaced anyway)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import foreign_python  # noqa: E402  (which release packages the version's headers)
+    from build_support.ale_cache import cache_root
+
+    if version not in foreign_python.VERSIONS:
+        raise RuntimeError(f"no CPython {version} headers: neither pyenv's nor a Debian package named for them")
+    deb = foreign_python.download_deb(*foreign_python.VERSIONS[version], cache_root() / "downloads")
+    unpacked = out / f"deb-{version}"
+    if not (unpacked / "usr" / "include" / f"python{version}" / "Python.h").is_file():
+        shutil.rmtree(unpacked, ignore_errors=True)
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], check=True)
+    return unpacked / "usr" / "include" / f"python{version}"
+
+
+def headers_of(version: str, out: Path) -> Path:
+    """pyenv's CPython 3.X headers, else Debian's (debian_include)."""
+    try:
+        return pyenv_include(version)
+    except RuntimeError:
+        return debian_include(version, out)
+
+
+# What CPython's public headers (3.10-3.14, Include/ less internal/) read from pyconfig.h, by target. A
 # C++ check below holds the sizes to the target's own types, so a wrong one stops the build. Left out:
 # Py_DEBUG, Py_REF_DEBUG, Py_TRACE_REFS (a release build's objects have no debug fields), Py_GIL_DISABLED
 # (3.13's free-threaded build, another ABI with its own tag, cp313t), Py_STATS, the sanitizers' macros;
@@ -138,7 +173,7 @@ def python_headers(target: Target, version: str, out: Path) -> Path:
     text = pyconfig_h(target, version)
     if not (include / "pyconfig.h").is_file() or (include / "pyconfig.h").read_text() != text:
         shutil.rmtree(include, ignore_errors=True)
-        shutil.copytree(pyenv_include(version), include, ignore=shutil.ignore_patterns("pyconfig.h"))
+        shutil.copytree(headers_of(version, out), include, ignore=shutil.ignore_patterns("pyconfig.h"))
         (include / "pyconfig.h").write_text(text)
     return include
 
@@ -177,7 +212,7 @@ def make_import_library(objects: list, version: str, include: Path, out: Path) -
     compiled with __declspec(dllimport): each is an undefined __imp_NAME; a function whose address a
     static initialiser takes is a plain NAME, the import library's thunk), made with dlltool from a .def
     file, so no CPython binary is needed."""
-    listing = subprocess.run(["x86_64-w64-mingw32-nm", "-u", *map(str, objects)], capture_output=True, text=True,
+    listing = subprocess.run([mingw_tool("nm"), "-u", *map(str, objects)], capture_output=True, text=True,
                              check=True).stdout
     names = sorted({m.group(1) for m in re.finditer(r"\s(?:__imp_)?(_?Py\w+)$", listing, re.MULTILINE)})
     data = python_data_symbols(include)
@@ -186,7 +221,7 @@ def make_import_library(objects: list, version: str, include: Path, out: Path) -
     (out / f"{dll[:-4]}.def").write_text(f"LIBRARY {dll}\nEXPORTS\n" +
                                          "".join(f"{n}{' DATA' if n in data else ''}\n" for n in names))
     library = out / f"lib{dll[:-4]}.dll.a"
-    subprocess.run(["x86_64-w64-mingw32-dlltool", "-d", str(out / f"{dll[:-4]}.def"), "-D", dll, "-l", str(library)],
+    subprocess.run([mingw_tool("dlltool"), "-d", str(out / f"{dll[:-4]}.def"), "-D", dll, "-l", str(library)],
                    check=True)
     return library
 
@@ -203,8 +238,8 @@ def link_command(target: Target, objects: list, core: Path, work: Path, output: 
         return [*target.cxx, "-shared", "-undefined", "dynamic_lookup", f"-Wl,-install_name,@rpath/{output.name}",
                 *map(str, objects), str(core), str(stub), "-o", str(output)]
     python_lib = make_import_library(objects, version, include, work / f"import-{version}")
-    return [*target.cxx, "-shared", "-s", "-static", "-static-libgcc", "-static-libstdc++", *map(str, objects), str(core),
-            "-lz", str(python_lib), "-o", str(output)]
+    return [*target.cxx, "-shared", "-s", "-static", "-static-libgcc", "-static-libstdc++", *map(str, objects),
+            str(core), "-lz", str(python_lib), "-o", str(output)]
 
 
 def main() -> None:

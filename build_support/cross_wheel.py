@@ -4,10 +4,11 @@ linked as build_support/cross_targets.py says for the target, then a wheel (buil
 
     python -m build_support.cross_wheel --target macos-arm64 --python 3.12 --out dist
 
-Needs pybind11 (a build requirement), and per target: `pip install ziglang` (macOS) or Debian's
-g++-mingw-w64-x86-64-posix, libz-mingw-w64-dev and binutils-mingw-w64-x86-64 (Windows); CPython 3.X's
-headers from pyenv. jaxlib, when importable, gives the XLA targets their headers, as in setup.py.
-The wheels are built, linked and inspected here, never run: no macOS or Windows Python is at hand.
+Needs pybind11 (a build requirement), and per target: `pip install ziglang` (macOS) or MinGW-w64's UCRT
+toolchain (Windows: build_support/mingw_ucrt.py makes it on first use, as root); CPython 3.X's headers
+from pyenv. jaxlib, when importable, gives the XLA targets their headers, as in setup.py.
+The wheels are built, linked and inspected here, never run: no macOS or Windows Python is at hand; a
+Windows extension that imports a DLL outside the UCRT's list (build_support/pe_imports.py) fails the build.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from build_support import ale_core, cross_targets, wheel_files
+from build_support import ale_core, cross_targets, mingw_ucrt, pe_imports, wheel_files
 from build_support.ale_cache import core_key, core_path, publish_file
 from build_support.ale_patches import patched_source_dir, patches_digest, patches_sha256
 from build_support.ale_source import pinned
@@ -117,11 +118,13 @@ def build_extensions(target: cross_targets.Target, python: str, core: Path, ale_
     obj = {s: obj_dir / (s[:-len(".cpp")] + ".o") for s in unique}
     for path in obj.values():
         path.parent.mkdir(parents=True, exist_ok=True)
-    stamp = obj_dir / "flags.txt"  # an object is kept while newer than its source, our headers and flags
-    if not stamp.is_file() or stamp.read_text() != repr(flags):
-        stamp.write_text(repr(flags))
+    stamp = obj_dir / "flags.txt"  # an object is kept while newer than its source, our headers, compiler and flags
+    compiler = repr([target.cxx, cross_targets.compiler_version(target), flags])
+    if not stamp.is_file() or stamp.read_text() != compiler:
+        stamp.write_text(compiler)
     newest = max(p.stat().st_mtime for p in [stamp, *NATIVE.rglob("*.hpp")])
-    stale = [s for s in unique if not obj[s].is_file() or obj[s].stat().st_mtime < max(newest, (ROOT / s).stat().st_mtime)]
+    stale = [s for s in unique
+             if not obj[s].is_file() or obj[s].stat().st_mtime < max(newest, (ROOT / s).stat().st_mtime)]
     print(f"{target.name}: compiling the engine for CPython {python} ({len(stale)} of {len(unique)} files)", flush=True)
     compile_all([[*target.cxx, *flags, "-c", str(ROOT / s), "-o", str(obj[s])] for s in stale], f"cp{python}")
     built = {}
@@ -132,6 +135,10 @@ def build_extensions(target: cross_targets.Target, python: str, core: Path, ale_
                                                   include), check=True)
         built[f"sb3_ale_vec/{output.name}"] = output
         print(f"{target.name}: linked {output.name} ({output.stat().st_size // 1024} KiB)")
+        if target.platform == "win32":
+            dlls = pe_imports.imported_dlls(output.read_bytes())
+            if bad := pe_imports.outside_ucrt(dlls, python):
+                raise RuntimeError(f"{output.name} imports {', '.join(bad)}, outside the UCRT's list (all: {dlls})")
     return built
 
 
@@ -139,6 +146,8 @@ def build_cross_wheel(target: str, python: str, out: Path) -> Path:
     """The wheel sb3_ale_vec-VERSION-cpXY-cpXY-PLATFORM.whl for `target` ("macos-arm64",
     "windows-amd64") and CPython `python` ("3.12") in `out`; its path."""
     chosen = cross_targets.TARGETS[target]
+    if chosen.cxx[0] == mingw_ucrt.COMPILER:
+        mingw_ucrt.ensure()  # on PATH, made on first use
     work = ROOT / "build" / "cross" / target
     work.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()

@@ -60,13 +60,32 @@ def needs_macho(paths: list) -> str:
     return ", ".join(sorted(libs))
 
 
+def _pe_imports():
+    sys.path.insert(0, str(ROOT))
+    from build_support import pe_imports  # noqa: E402  (the import tables' reader and the UCRT's list)
+    return pe_imports
+
+
 def needs_pe(paths: list) -> str:
-    tool = shutil.which("x86_64-w64-mingw32-objdump") or "objdump"
-    dlls = set()
-    for path in paths:
-        text = subprocess.run([tool, "-p", str(path)], capture_output=True, text=True).stdout
-        dlls |= set(re.findall(r"DLL Name: (\S+)", text))
-    return ", ".join(sorted(dlls, key=str.lower))
+    """The DLLs the extensions import (build_support/pe_imports.py reads their import tables), the UCRT's
+    API sets written as one pattern."""
+    pe_imports = _pe_imports()
+    dlls = {d for path in paths for d in pe_imports.imported_dlls(path.read_bytes())}
+    sets = sorted(m.group(1) for d in dlls if (m := re.fullmatch(r"api-ms-win-crt-([a-z]+)-l1-1-0\.dll", d)))
+    named = sorted((d for d in dlls if not d.startswith("api-ms-win-crt-")), key=str.lower)
+    return ", ".join(named + ([f"api-ms-win-crt-{{{','.join(sets)}}}-l1-1-0.dll"] if sets else []))
+
+
+def check_pe(version: str, wheel: Path) -> str:
+    """The UCRT's check (build_support/pe_imports.py) on each extension: a DLL outside its list fails."""
+    pe_imports = _pe_imports()
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = {path.name: pe_imports.outside_ucrt(pe_imports.imported_dlls(path.read_bytes()), version)
+               for path in binaries(wheel, Path(tmp))}
+    if any(bad.values()):
+        return "FAILED: " + "; ".join(f"{name} imports {', '.join(dlls)}, outside the UCRT's list"
+                                      for name, dlls in bad.items() if dlls)
+    return "imports within the UCRT's list (build_support/pe_imports.py); not run (no Windows here)"
 
 
 def inspect(target: str, wheel: Path) -> dict:
@@ -145,7 +164,9 @@ def test(target: str, version: str, wheel: Path, work: Path) -> str:
         return test_x86_64(version, wheel, work)
     if target == "linux-aarch64":
         return test_aarch64(version, wheel)
-    return "built, linked and inspected; not run (no macOS or Windows here)"
+    if target == "windows-amd64":
+        return check_pe(version, wheel)
+    return "built, linked and inspected; not run (no macOS here)"
 
 
 def table(rows: list) -> str:

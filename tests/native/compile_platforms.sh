@@ -4,7 +4,9 @@
 # -Werror: a POSIX-only call, a Linux-only header or a new warning on either fails it. No ALE core is
 # compiled, nothing is linked or run (build_support/cross_wheel.py builds the wheels).
 #   bash tests/native/compile_platforms.sh [macos-arm64|windows-amd64 ...]
-# Needs: python with pybind11 and ziglang (pip install pybind11 ziglang), g++-mingw-w64-x86-64-posix,
+# Needs: python with pybind11 and ziglang (pip install pybind11 ziglang), g++-mingw-w64-x86-64-posix
+# (Windows' syntax and warnings by Debian bookworm's MinGW-w64 GCC 12, msvcrt's headers: CROSS_CXX names
+# another; the UCRT toolchain's build and Wine run are tests/native/cross_windows.sh's, in the deep tier),
 # CPython's headers from pyenv (PYVER, default 3.12; build_support/cross_targets.py writes the target's
 # pyconfig.h). The XLA targets compile in full where jaxlib's headers are found, as in setup.py.
 # JOBS (default 2) compiles at once.
@@ -15,6 +17,7 @@ python=${PYTHON:-python}
 pyver=${PYVER:-3.12}
 jobs=${JOBS:-2}
 if [ $# -gt 0 ]; then targets=("$@"); else targets=(macos-arm64 windows-amd64); fi
+export CROSS_CXX=${CROSS_CXX:-x86_64-w64-mingw32-g++-posix}
 start=$SECONDS
 out=build/compile-platforms
 mkdir -p "$out"

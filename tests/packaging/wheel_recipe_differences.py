@@ -4,7 +4,7 @@ tests/packaging/test_wheel_recipe.py reads from each side's code; a difference n
 listed with other values, fails it."""
 
 NO_CPYTHON_314 = ("no CPython 3.14 for this target here: pyenv has 3.10-3.13, and tools/foreign_python.py builds "
-                  "3.14 from Debian sid's headers for Linux x86-64 only")
+                  "3.14 from Debian sid's headers for Linux x86-64 and Windows only")
 NO_RUNNER = "no macOS or Windows here: the wheels are built, linked and inspected, never run"
 CROSS_ENV = ("the AArch64 cross build (build_support/linux_cross.py): this machine's CPython told the target's "
              "compilers and sysconfig; a runner builds on (or emulates) an aarch64 machine")
@@ -66,12 +66,10 @@ DIFFERENCES = {
         "none (build_support/wheel_files.py)", "delocate-wheel (cibuildwheel's default)",
         "the cross build writes the wheel whole; its extensions load only /usr/lib libraries (inspected)"),
     ("macos-arm64", "tests"): ("none (inspected: nothing here runs them)", CI_TESTS, NO_RUNNER),
-    ("windows-amd64", "CPython"): ("3.10 3.11 3.12 3.13", "3.10 3.11 3.12 3.13 3.14", NO_CPYTHON_314),
     ("windows-amd64", "compiler"): (
-        "x86_64-w64-mingw32-g++-posix", "MSVC",
-        "no MSVC here: Debian's MinGW-w64 GCC, whose C++ tests run under Wine (tests/native/cross_windows.sh)"),
-    ("windows-amd64", "C runtime"): (
-        "msvcrt.dll", "UCRT", "Debian's MinGW-w64 -posix toolchain links msvcrt.dll; CPython and MSVC use the UCRT"),
+        "x86_64-w64-mingw32ucrt-g++", "MSVC",
+        "no MSVC here: MinGW-w64's GCC for the UCRT (Debian sid's, build_support/mingw_ucrt.py), whose C++ tests "
+        "run under Wine (tests/native/cross_windows.sh)"),
     ("windows-amd64", "C++ runtime"): (
         "libstdc++, libgcc and winpthreads inside", "MSVC's msvcp140.dll, dynamic",
         "MinGW's runtimes linked in (no DLL of theirs to ship); MSVC's C++ runtime is msvcp140.dll, which "

@@ -1,7 +1,7 @@
 """The release's wheels, built on this x86-64 Linux machine: python tools/wheels.py --all [--test] [--docs]
 
     --all                  every target for CPython 3.10-3.13 (pyenv's interpreters), and 3.14 for Linux x86-64
-                           (tools/foreign_python.py), into dist/
+                           and Windows (Debian sid's headers: tools/foreign_python.py), into dist/
     --target T --python V  one or more of each (repeatable): linux-x86_64, linux-aarch64, macos-arm64,
                            windows-amd64; 3.10, 3.11, 3.12, 3.13, 3.14
     --test                 check what can be run here: the x86-64 wheels installed in fresh venvs with no
@@ -172,10 +172,14 @@ def check(wheels: list) -> int:
     return int(any("FAILED" in r["checked"] for r in rows))
 
 
+# Where a version without an interpreter here (3.14) is built from Debian sid's headers: Linux x86-64
+# (tools/foreign_python.py) and Windows (build_support/cross_targets.py: the headers, its own pyconfig.h).
+FOREIGN_TARGETS = ("linux-x86_64", "windows-amd64")
+
+
 def build_jobs(targets: tuple, pythons: tuple) -> list:
-    """(target, version) pairs: 3.14's wheels only for Linux x86-64, the other targets' builds need an
-    interpreter or libraries of it."""
-    return [(t, v) for t in targets for v in pythons if v not in foreign_python.VERSIONS or t == "linux-x86_64"]
+    """(target, version) pairs: 3.14's wheels only for FOREIGN_TARGETS."""
+    return [(t, v) for t in targets for v in pythons if v not in foreign_python.VERSIONS or t in FOREIGN_TARGETS]
 
 
 def main() -> None:
@@ -205,7 +209,8 @@ def main() -> None:
         row["build_s"] = round(time.monotonic() - begun)
         say(f"[{number}/{len(jobs)}] {wheel.name}: {row['size_kib']:,} KiB, {row['tag']}, {row['needs']}")
         if args.test:
-            row["checked"] = (wheel_checks.test(target, version, wheel, WORK) if has_interpreter(version)
+            runs_here = has_interpreter(version) or target == "windows-amd64"  # Windows': the import check
+            row["checked"] = (wheel_checks.test(target, version, wheel, WORK) if runs_here
                               else f"no CPython {version} here: tools/debian_roots.py runs it in a Debian root")
             say(f"[{number}/{len(jobs)}] checked: {row['checked']}")
         rows.append(row)

@@ -28,12 +28,13 @@ STAMP = Path(".ci/deep.stamp")
 HEADER = "# sb3-ale-vec deep tier stamp, written by `python .ci/stamp.py write` after `bash .ci/deep` passed"
 
 # What the deep tier's checks read: the engine and its build (the sanitizers, the AArch64 tests), the package
-# and its examples (the sweeps, the matrices, the chaos runs), the test helpers and CI's own deep scripts.
+# and its examples (the sweeps, the matrices, the chaos runs), the test helpers and CI's own deep scripts;
+# the Debian root maker the Windows tests' UCRT toolchain is made with (build_support/mingw_ucrt.py).
 GUARDED = (
     "native", "build_support", "setup.py", "pyproject.toml", "sb3_ale_vec", "examples",
     "tests/native", "tests/sanitize.sh", "tests/sanitizer.py", "tests/tsan.supp", "tests/conftest.py",
     "tests/helpers.py", "tests/compare.py", "tests/all_roms.py", "tests/ale_py_dropin.py",
-    ".ci/deep", ".ci/apt_install", ".ci/stamp.py",
+    ".ci/deep", ".ci/apt_install", ".ci/stamp.py", "tools/debian_root_setup.py",
 )
 # And every test file that holds a deep test, or whose tests tests/sanitize.sh runs under the sanitizers.
 DEEP_MARK = "pytest.mark.deep"

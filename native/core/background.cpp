@@ -32,6 +32,7 @@ void let_go(const std::shared_ptr<ResetJob>& job) { job->queued.store(false, std
 Background::Background(int num_threads, int num_slots, int affinity_offset)
     : shared_(std::make_shared<Shared>(num_threads, num_slots)) {
   const std::vector<int> cpus = allowed_cpus();
+  clocks_.reserve(static_cast<size_t>(num_threads));  // no allocation while a thread is joinable
   for (int t = 0; t < num_threads; ++t) {
     try {
       std::thread thread([shared = shared_, t] {
@@ -43,6 +44,7 @@ Background::Background(int num_threads, int num_slots, int affinity_offset)
         mark.store(platform::mark_ended(mark.load()));  // the last thing it does (`shared` outlives it)
       });
       pin_thread(thread, cpus, affinity_offset, t);
+      clocks_.push_back(platform::thread_cpu_clock(thread));  // before detach: the handle is gone after
       thread.detach();
     } catch (const std::system_error& e) {
       shared_->halt();  // the threads started end on their own

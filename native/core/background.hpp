@@ -40,6 +40,8 @@ class Background {
   /// nothing else to do): false when none is waiting (or the threads are held). Once `yield` says so
   /// the job stops at its next phase or frame and waits in its slot again, for whoever has time.
   bool run_one(const std::function<bool()>& yield);
+  /// The threads' CPU clocks (platform::thread_cpu_clock: -1 where none), for core/caller_load.hpp.
+  const std::vector<std::int64_t>& cpu_clocks() const { return clocks_; }
   /// Whether the threads run at a priority below ordinary threads' (false: the fallback).
   bool idle_priority() const { return shared_->idle_priority.load(); }
   /// No job waiting and none running (for tests: the prepares asked for are all done).
@@ -74,6 +76,7 @@ class Background {
   static void requeue(Shared& shared, const std::shared_ptr<ResetJob>& job);
 
   std::shared_ptr<Shared> shared_;
+  std::vector<std::int64_t> clocks_;
 };
 
 }  // namespace sb3ale

@@ -55,7 +55,8 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
       resizes_(configs_.front().img_height, configs_.front().img_width, configs_.front().channels()),
       pool_(thread_count(num_threads, static_cast<int>(configs.size())), thread_affinity_offset,
             [this](int i) { run_env(i); },
-            [this](const std::function<bool()>& queued) { return lending_(queued); }) {
+            [this](const std::function<bool()>& queued) { return lending_(queued); }),
+      caller_load_(static_cast<int>(allowed_cpus().size()), pool_.cpu_clocks()) {
   const int n = static_cast<int>(configs_.size());
   if (batch_size_ < 1 || batch_size_ > n) {
     throw std::invalid_argument("batch_size must be in [0, num_envs] (0 = num_envs), got " + std::to_string(batch_size));
@@ -131,6 +132,8 @@ Engine::Driver::~Driver() {
 
 
 void Engine::dispatch(const std::vector<int>& ids, uint8_t* rows) {
+  // The caller's gap ends: its workers lend between batches only if it left a CPU free (caller_load.hpp).
+  if (background_ && in_flight() == 0) pool_.lend_between(caller_load_.gap_ended());
   if (rows == nullptr && staging_.empty()) staging_.assign(obs_size_ * envs_.size(), 0);
   uint8_t* base = rows != nullptr ? rows : staging_.data();
   const int64_t sent = profile_.on() ? profile_.now_ns() : 0;
@@ -294,6 +297,7 @@ std::vector<int> Engine::recv(uint8_t* gather, std::string& error) {
   }
   if (profile_.on()) profile_.collect(ids, woke);
   error = describe_errors(ids);
+  if (background_ && in_flight() == 0) caller_load_.gap_began();  // the caller's program runs now
   return ids;
 }
 

@@ -16,6 +16,7 @@
 #include "config.hpp"
 #include "frames/resize_cache.hpp"
 #include "core/background.hpp"
+#include "core/caller_load.hpp"
 #include "core/idle_lending.hpp"
 #include "core/task_profile.hpp"
 #include "core/thread_pool.hpp"
@@ -109,6 +110,8 @@ class Engine {
   /// end instead of resetting for real (deterministic on a busy machine). No env may be in flight.
   bool reset_ahead() const { return reset_ahead_; }
   void set_reset_ahead(bool on, bool wait = false);
+  /// For tests: whether the pool's workers lend their time between batches (core/caller_load.hpp).
+  bool lends_between() const { return caller_load_.free(); }
   /// For tests: no prepare waiting or running on the idle threads (never waits).
   bool prepares_idle() const { return !background_ || background_->idle(); }
   /// For tests: while on, no thread starts a prepare (they come late: every reset is made for real).
@@ -179,6 +182,7 @@ class Engine {
   std::unique_ptr<Background> background_;  // made when resets ahead are first switched on
   IdleLending lending_;  // background_, lent to the pool's workers with nothing queued
   ThreadPool pool_;  // shut down first by ~Engine, whatever the members' order
+  CallerLoad caller_load_;  // whether the pool lends its time between batches
 };
 
 }  // namespace sb3ale

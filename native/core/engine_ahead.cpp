@@ -42,6 +42,7 @@ void Engine::start_background() {
   // few cores leaves them little else); the idle-priority threads, as many as the workers, run the
   // rest in time that no thread of ours (nor any other program) wants: more would only compete.
   background_ = std::make_unique<Background>(std::max(1, pool_.size() - 1), static_cast<int>(configs_.size()), affinity_offset_);
+  caller_load_.add_clocks(background_->cpu_clocks());
   lending_.lend(background_.get());
 }
 

@@ -44,6 +44,14 @@ std::vector<int> thread_cpus(std::thread& thread);
 bool set_this_thread_cpus(const std::vector<int>& cpus);
 bool keep_off_cpu(std::thread& thread, const std::vector<int>& cpus, int cpu);
 
+/// Linux only (elsewhere -1), for the engine's measure of what the caller's program leaves free
+/// (core/caller_load.hpp): a clock of `thread`'s CPU time (read it while the thread exists); that
+/// clock's nanoseconds, or -1 where it cannot be read; and the whole process's CPU nanoseconds.
+/// Implemented in platform_cpu.cpp.
+std::int64_t thread_cpu_clock(std::thread& thread);
+std::int64_t cpu_ns(std::int64_t clock);
+std::int64_t process_cpu_ns();
+
 /// This process's id: a forked child's differs from its parent's. Windows has no fork.
 std::int64_t process_id();
 

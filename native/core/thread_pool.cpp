@@ -81,6 +81,12 @@ ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(
 
 ThreadPool::~ThreadPool() { shutdown(); }
 
+std::vector<std::int64_t> ThreadPool::cpu_clocks() {
+  std::vector<std::int64_t> clocks;
+  for (auto& worker : workers_) clocks.push_back(platform::thread_cpu_clock(worker));
+  return clocks;
+}
+
 void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -187,6 +193,7 @@ void ThreadPool::work() {
 
 bool ThreadPool::run_idle(std::unique_lock<std::mutex>& lock) {
   if (!idle_ || stop_ || !queue_.empty()) return false;
+  if (running_ == 0 && !lend_between_.load(std::memory_order_relaxed)) return false;  // the caller's time
   lock.unlock();
   const bool ran = idle_(task_queued_);
   lock.lock();

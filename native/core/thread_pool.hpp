@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -34,7 +35,7 @@ void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_
 /// errors per env) and must not run twice at once for the same index (the caller's rule).
 /// `idle` (optional) is background work no one waits for (the resets prepared ahead): a worker with
 /// no task queued calls it, in the time it would otherwise spin or sleep (behind a batch's last env,
-/// or while the caller is between batches), until it returns false (nothing left to do). It is given
+/// or, unless lend_between(false), while the caller is between batches), until it returns false (nothing left to do). It is given
 /// a predicate, true once a task is queued: work that can stop then (ResetJob) lets the task go first.
 /// The caller's thread never does: its time between batches is its own program's.
 class ThreadPool {
@@ -63,6 +64,11 @@ class ThreadPool {
   int size() const { return static_cast<int>(workers_.size()) + 1; }
   /// Sleeping workers kept off the caller's CPU for a wake-up so far (WakeSteering; for tests).
   int64_t steered() const { return steering_.steered(); }
+  /// Whether a worker may take up idle work between batches (no task queued or running), as well as
+  /// behind a batch's last env; on by default (core/caller_load.hpp decides).
+  void lend_between(bool on) { lend_between_.store(on, std::memory_order_relaxed); }
+  /// The workers' CPU clocks (platform::thread_cpu_clock: -1 where none).
+  std::vector<std::int64_t> cpu_clocks();
   /// Which of a pool's threads runs this: worker t (1-based), or 0 for any other thread (the caller).
   static int current_thread();
 
@@ -86,6 +92,7 @@ class ThreadPool {
   std::deque<int> queue_;  // submitted, not started
   std::atomic<int> queued_{0};          // queue_.size() and done_.size(), for spinning threads
   std::atomic<int> finished_count_{0};
+  std::atomic<bool> lend_between_{true};
   std::vector<int> done_;  // finished, not yet taken; its room made by submit: a worker's push never allocates
   int running_ = 0;
   int wanted_ = 0;         // finished indices the caller waits for

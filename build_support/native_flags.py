@@ -11,7 +11,7 @@ import sys
 # SB3_ALE_VEC_SANITIZE=address|thread builds everything with that sanitizer (see tests/sanitize.sh),
 # at -O1 (last, so it wins over -O3), the level the sanitizers' manuals advise: a fresh machine's
 # sanitizer builds are CI's longest chain. At -O3 the ASan + UBSan build took 416 CPU-seconds (the
-# engine's pybind11 bindings alone 89), and the tests ran no faster than at -O1 (2026-11-27).
+# engine's pybind11 bindings alone 89), and the tests ran no faster than at -O1.
 # -g1: line tables, all a report's stack needs (file:line of every frame); full -g's variables cost
 # compile time no report uses (under ASan + UBSan, the pybind11 bindings 154 CPU-s at -g, 110 at -g1;
 # core/engine.cpp 30 and 18).
@@ -22,7 +22,7 @@ SANITIZERS = {
 }
 # ALE's core under the sanitizers: ASan without UBSan. ALE's own undefined behaviour is not ours to fix
 # (the tests marked nosan keep away from the ROM that has it), and UBSan's checks made the core's -O3
-# build slow: ALE's 12 largest files compiled in 174 s with them, 65 s without (2026-11-27).
+# build slow: ALE's 12 largest files compiled in 174 s with them, 65 s without.
 CORE_SANITIZERS = {**SANITIZERS, "address": ["-fsanitize=address", "-fno-omit-frame-pointer", "-g1", "-O1"]}
 # The part of ALE's core both sanitizers leave alone: ALE's emulator proper, src/ale/emucore (the 6502,
 # the TIA, the cartridges), linked as the release core's objects (setup.py takes them from its archive),

@@ -46,18 +46,21 @@ def binfmt() -> None:
         sys.exit(f"{entry} lacks the F flag: qemu would not run inside a chroot")
 
 
-def cross_build_cpython(amd64: Path, arm64: Path, version: str, tarball: Path, log: Path) -> None:
-    """CPython from the upstream tarball, cross-compiled in the amd64 root and installed into the arm64
-    root's /opt/python<version>; the amd64 root's /opt/python<version> is the build Python."""
+def cross_compile(amd64: Path, version: str, tarball: Path, log: Path) -> Path:
+    """CPython from the upstream tarball cross-compiled in the amd64 root, installed under a staging folder
+    there (kept until copied, so a second run does not compile again); the folder of its /opt/python<version>."""
     build_python = f"/opt/python{version}/bin/python{version}"
+    stage = f"/tmp/cross-out-{version}"
+    built = amd64 / stage.lstrip("/") / f"opt/python{version}"
+    if (built / ".complete").exists():
+        return built
     if not (amd64 / build_python.lstrip("/")).exists():
         sys.exit(f"{amd64.name} has no {build_python} to cross-compile CPython {version} with")
-    setup.say(f"{arm64.name}: cross-compiling CPython {version} in {amd64.name} (minutes; log: {log})")
+    setup.say(f"cross-compiling CPython {version} in {amd64.name} (minutes; log: {log})")
     shutil.copy(tarball, amd64 / "tmp" / tarball.name)
     setup.chroot(amd64, f"dpkg --add-architecture arm64 && apt-get update -q && "
                         f"apt-get install -y -q {' '.join(CROSS_DEPS)}", log)
     jobs = os.cpu_count() or 2
-    stage = "/tmp/cross-out"
     setup.chroot(amd64, f"rm -rf /tmp/cross {stage} && mkdir /tmp/cross && "
                         f"tar xf /tmp/{tarball.name} -C /tmp/cross --strip-components=1 && cd /tmp/cross && "
                         f"PKG_CONFIG_LIBDIR=/usr/lib/{TRIPLET}/pkgconfig:/usr/share/pkgconfig ./configure -q "
@@ -65,18 +68,27 @@ def cross_build_cpython(amd64: Path, arm64: Path, version: str, tarball: Path, l
                         f"--with-build-python={build_python} --with-ensurepip=no {CROSS_ANSWERS} && "
                         f"make -s -j{jobs} && make -s altinstall DESTDIR={stage} && cd / && "
                         f"rm -rf /tmp/cross /tmp/{tarball.name}", log)
-    built = amd64 / stage.lstrip("/") / f"opt/python{version}"
+    purge_cross(amd64, log)
     machine = subprocess.run(["file", "-L", str(built / "bin" / f"python{version}")], capture_output=True,
                              text=True).stdout
     if "aarch64" not in machine:
         sys.exit(f"the cross build gave no aarch64 interpreter: {machine}")
+    (built / ".complete").touch()
+    return built
+
+
+def cross_build_cpython(amd64: Path, arm64: Path, version: str, tarball: Path, log: Path) -> None:
+    """CPython cross-compiled in the amd64 root (cross_compile) and installed into the arm64 root's
+    /opt/python<version>, with pip."""
+    built = cross_compile(amd64, version, tarball, log)
     target = arm64 / f"opt/python{version}"
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(built, target, symlinks=True)
-    shutil.rmtree(amd64 / stage.lstrip("/"))
-    purge_cross(amd64, log)
-    setup.chroot(arm64, f"{build_python} -c 'import ssl, ctypes, zlib, bz2, lzma, sqlite3, readline' && "
-                        f"{build_python} -m ensurepip -q", log)
+    (target / ".complete").unlink()
+    shutil.rmtree(built.parent.parent)
+    python = f"/opt/python{version}/bin/python{version}"
+    setup.chroot(arm64, f"{python} -c 'import ssl, ctypes, zlib, bz2, lzma, sqlite3, readline' && "
+                        f"{python} -m ensurepip -q", log)
 
 
 def purge_cross(amd64: Path, log: Path) -> None:

@@ -102,7 +102,7 @@ Engine::Engine(const std::vector<EnvConfig>& configs, int num_threads, int threa
 
 Engine::~Engine() {
   // The workers first, whatever the members' order: queued tasks dropped, running ones finished (a
-  // reset may be rebuilding its env right now), a prepare lent to a worker left at its next phase,
+  // reset may be rebuilding its env right now), a prepare lent to a worker left at its next phase or frame (the pool's predicate),
   // and the workers joined. Then every prepare is abandoned (a job an idle thread still runs is kept
   // alive by that thread, ResetJob::self) and the idle threads are told to stop (nothing waits for them).
   lending_.lend(nullptr);

@@ -56,7 +56,9 @@ std::vector<int> allowed_cpus() { return platform::allowed_cpus(); }
 
 ThreadPool::ThreadPool(int num_threads, int affinity_offset, std::function<void(int)> task, Idle idle)
     : task_(std::move(task)), idle_(std::move(idle)),
-      task_queued_([this] { return queued_.load(std::memory_order_relaxed) > 0; }),
+      task_queued_([this] {
+        return queued_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed);
+      }),
       spin_(num_threads <= static_cast<int>(allowed_cpus().size())),
       steering_(std::max(0, num_threads - 1), spin_ && affinity_offset < 0 && platform::current_cpu() >= 0) {
   const std::vector<int> cpus = allowed_cpus();
@@ -93,6 +95,7 @@ void ThreadPool::shutdown() {
     stop_ = true;
     queue_.clear();
   }
+  stopping_.store(true, std::memory_order_relaxed);  // a lent piece stops at its next phase or frame
   work_ready_.notify_all();
   for (auto& worker : workers_) worker.join();
   workers_.clear();

@@ -35,8 +35,10 @@ void pin_thread(std::thread& thread, const std::vector<int>& cpus, int affinity_
 /// errors per env) and must not run twice at once for the same index (the caller's rule).
 /// `idle` (optional) is background work no one waits for (the resets prepared ahead): a worker with
 /// no task queued calls it, in the time it would otherwise spin or sleep (behind a batch's last env,
-/// or, unless lend_between(false), while the caller is between batches), until it returns false (nothing left to do). It is given
-/// a predicate, true once a task is queued: work that can stop then (ResetJob) lets the task go first.
+/// or, unless lend_between(false), while the caller is between batches), until it returns false
+/// (nothing left to do). It is given a predicate, true once a task is queued or shutdown() began:
+/// work that can stop then (ResetJob) lets the task go first, and a shutdown waits for one phase of
+/// it at most.
 /// The caller's thread never does: its time between batches is its own program's.
 class ThreadPool {
  public:
@@ -93,6 +95,7 @@ class ThreadPool {
   std::atomic<int> queued_{0};          // queue_.size() and done_.size(), for spinning threads
   std::atomic<int> finished_count_{0};
   std::atomic<bool> lend_between_{true};
+  std::atomic<bool> stopping_{false};  // shutdown(): idle_'s predicate says stop too
   std::vector<int> done_;  // finished, not yet taken; its room made by submit: a worker's push never allocates
   int running_ = 0;
   int wanted_ = 0;         // finished indices the caller waits for

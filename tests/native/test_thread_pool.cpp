@@ -79,6 +79,25 @@ TEST(every_index_runs_once_on_any_thread_count) {
   }
 }
 
+TEST(shutdown_stops_a_lent_piece_at_its_next_check) {
+  // A worker lent a long piece of idle work (a prepare's ROM load and reset: milliseconds, more under
+  // load) is told to stop by its predicate once shutdown() begins: close() waits for one phase, not all.
+  std::atomic<bool> started{false};
+  const auto piece = std::chrono::seconds(5);
+  ThreadPool pool(2, -1, [](int) {}, [&](const std::function<bool()>& stop) {
+    started.store(true);
+    const auto until = std::chrono::steady_clock::now() + piece;
+    while (!stop() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  });
+  while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto begun = std::chrono::steady_clock::now();
+  pool.shutdown();
+  CHECK(std::chrono::steady_clock::now() - begun < piece / 2);  // not the piece's whole length
+}
+
 TEST(one_thread_means_the_caller_runs_every_task_in_order) {
   std::vector<int> order, threads;
   ThreadPool pool(1, -1, [&](int i) {

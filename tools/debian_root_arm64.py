@@ -93,7 +93,9 @@ def cross_build_cpython(amd64: Path, arm64: Path, version: str, tarball: Path, l
 
 def purge_cross(amd64: Path, log: Path) -> None:
     """The cross compiler and every arm64 package out of the amd64 root, and arm64 with them."""
-    setup.chroot(amd64, "apt-get purge -y -q --auto-remove gcc-aarch64-linux-gnu cpp-aarch64-linux-gnu "
+    # The arm64 copies of essential packages (libc6:arm64, ...) go too: the amd64 ones are the root's own.
+    setup.chroot(amd64, "apt-get purge -y -q --allow-remove-essential --auto-remove gcc-aarch64-linux-gnu "
+                        "cpp-aarch64-linux-gnu "
                         "binutils-aarch64-linux-gnu libc6-dev-arm64-cross make pkg-config "
                         "$(dpkg-query -W -f='${Package}:${Architecture}\\n' | grep ':arm64$' || true) && "
                         "dpkg --remove-architecture arm64 && apt-get update -q", log)

@@ -4,8 +4,9 @@ A root is a minimal Debian of one release (`debootstrap --variant=minbase`), ent
 /dev and /sys are the host's. Its CPythons are Debian's packages where the release has them; where it has
 none of a version (bullseye has no 3.10+), one is built inside from a newer release's source package (its
 upstream tarball, checked against the archive's sha256) and the compilers are purged again afterwards, so
-that no root has a compiler when the wheels are installed. Each step leaves a marker in the root, so a
-second run does only what is missing."""
+that no root has a compiler when the wheels are installed. An arm64 root's programs run under qemu-user,
+and its missing CPythons are cross-compiled in the amd64 root of its release (tools/debian_root_arm64.py).
+Each step leaves a marker in the root, so a second run does only what is missing."""
 
 import contextlib
 import fcntl

@@ -79,8 +79,8 @@ TEST(no_worker_takes_up_idle_work_between_batches_unless_lending_is_on) {
 
 #if defined(__linux__)
 TEST(an_engine_lends_between_batches_only_while_its_caller_leaves_a_cpu_free) {
-  // On one CPU (the process's mask for this test), a caller that spins between batches fills it, and
-  // one that sleeps leaves it: the engine's workers stop lending between batches, then lend again.
+  // On one CPU (the process's mask for this test), a caller whose threads fill it, and one that sleeps
+  // between batches: the engine's workers stop lending between batches, then lend again.
   const std::vector<int> cpus = sb3ale::platform::this_thread_cpus();
   sb3ale::platform::set_this_thread_cpus({cpus.front()});
   {
@@ -90,19 +90,32 @@ TEST(an_engine_lends_between_batches_only_while_its_caller_leaves_a_cpu_free) {
     engine.send_reset(check::ids(4), check::seeds(4), nullptr);
     engine.recv(nullptr, error);
     auto play = [&](const std::function<void()>& between) {
-      for (int t = 0; t < 120; ++t) {
+      for (int t = 0; t < 60; ++t) {
         engine.send(check::ids(4), std::vector<int64_t>(4, t % 4), std::vector<float>(4, 1.0f), nullptr);
         engine.recv(nullptr, error);
         between();
       }
     };
-    play([] {  // a CPU policy: 2 ms of work between batches
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
-      while (std::chrono::steady_clock::now() < until) {
-      }
-    });
-    const bool after_busy = engine.lends_between();
-    play([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });  // a GPU policy's wait
+    // A CPU policy on every core: here 8 threads of the caller's spin throughout, so that its process
+    // holds most of that CPU even beside other programs (the engine sees only its own process's time).
+    std::atomic<bool> spin{true};
+    std::vector<std::thread> policy;
+    for (int k = 0; k < 8; ++k) {
+      policy.emplace_back([&spin] {
+        while (spin.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
+    bool after_busy = true;
+    for (int round = 0; round < 10 && after_busy; ++round) {
+      play([] {});
+      after_busy = engine.lends_between();
+    }
+    spin.store(false);
+    for (auto& thread : policy) thread.join();
+    for (int round = 0; round < 10 && !engine.lends_between(); ++round) {
+      play([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });  // a GPU policy's wait
+    }
     std::printf("    lends between batches: %d after a busy caller, %d after a sleeping one\n", after_busy,
                 engine.lends_between());
     CHECK(!after_busy);

@@ -8,8 +8,8 @@ no CPython of a version (bullseye has none newer than 3.9), one is cross-compile
 the same release, by that release's own cross compiler (gcc-aarch64-linux-gnu, whose glibc is the
 release's: this machine's would bind newer symbols) against the release's arm64 libraries (multiarch),
 the amd64 root's CPython of the version being the build Python; the result is copied into the arm64
-root and the cross packages are purged from the amd64 root again. Compiling under qemu instead is about
-ten times slower: hours for a CPython on two cores."""
+root and the cross packages are purged from the amd64 root again. Compiling under qemu was not tried: a
+Python loop ran 83 times slower there and ALE's emulator 9 times, and a native CPython build takes minutes."""
 
 import os
 import shutil

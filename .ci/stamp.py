@@ -32,9 +32,7 @@ HEADER = "# sb3-ale-vec deep tier stamp, written by `python .ci/stamp.py write` 
 # the Debian root maker the Windows tests' UCRT toolchain is made with (build_support/mingw_ucrt.py).
 GUARDED = (
     "native", "build_support", "setup.py", "pyproject.toml", "sb3_ale_vec", "examples",
-    "tests/native", "tests/sanitize.sh", "tests/sanitizer.py", "tests/tsan.supp", "tests/conftest.py",
-    "tests/helpers.py", "tests/compare.py", "tests/all_roms.py", "tests/ale_py_dropin.py",
-    ".ci/deep", ".ci/apt_install", ".ci/stamp.py", "tools/debian_root_setup.py",
+    "tests/native", "tests/sanitize.sh", "tests/tsan.supp", ".ci/deep", ".ci/apt_install", ".ci/stamp.py", "tools/debian_root_setup.py",
 )
 # And every test file that holds a deep test, or whose tests tests/sanitize.sh runs under the sanitizers.
 DEEP_MARK = "pytest.mark.deep"
@@ -43,6 +41,8 @@ DEEP_MARK = "pytest.mark.deep"
 def guarded(root: Path) -> list[str]:
     tests = {p.relative_to(root).as_posix() for p in (root / "tests").rglob("test_*.py")
              if DEEP_MARK in p.read_text(encoding="utf-8")}
+    # The helpers beside conftest.py (the reference runs, the comparisons, the plugins): every test imports them.
+    tests |= {p.relative_to(root).as_posix() for p in (root / "tests").glob("*.py")}
     sanitize = root / "tests/sanitize.sh"
     if sanitize.is_file():
         tests |= set(re.findall(r"tests/(?:\w+/)?test_\w+\.py", sanitize.read_text(encoding="utf-8")))

@@ -60,6 +60,13 @@ def test_a_guarded_change_chooses_the_deep_tier_and_a_docs_change_does_not(clone
     assert _tier(clone)[0] == "deep"
 
 
+def test_a_change_to_a_helper_beside_conftest_chooses_the_deep_tier(clone):
+    # The reference runs the deep tests import (tests/gymnasium_runs.py, ...) are guarded as the tests are.
+    _touch(clone / "tests" / "gymnasium_runs.py")
+    tier, why = _tier(clone)
+    assert (tier, "gymnasium_runs.py" in why) == ("deep", True), why
+
+
 def test_a_committed_change_or_another_compiler_chooses_the_deep_tier(clone, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
